@@ -1,0 +1,172 @@
+// SessionImpl's result document: summary, failures, deployment with KV budgets, fidelity attribution,
+// engine statistics, time series and (on request) per-request columns and phases.
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/api/session_impl.h"
+#include "core/execution/cuda_graph_adapter.h"
+#include "core/metrics/summary.h"
+
+namespace servesim {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+OJson parallelism_json(const Parallelism& p) {
+  return OJson{{"pp", p.pp}, {"tp_attn", p.tp_attn}, {"dp_attn", p.dp_attn}, {"tp_ffn", p.tp_ffn}, {"ep_ffn", p.ep_ffn}};
+}
+
+OJson kv_json(const KvBudget& b) {
+  constexpr double kGiB = 1u << 30;
+  return OJson{{"device_gib", b.device_bytes / kGiB},
+               {"usable_gib", b.usable_bytes / kGiB},
+               {"weights_gib", b.weights_bytes / kGiB},
+               {"activation_peak_gib", b.activation_bytes / kGiB},
+               {"runtime_overhead_gib", b.overhead_bytes / kGiB},
+               {"kv_cache_gib", b.kv_bytes / kGiB},
+               {"kv_bytes_per_token", b.kv_bytes_per_token},
+               {"block_size", b.block_size},
+               {"num_gpu_blocks", b.num_gpu_blocks},
+               {"kv_cache_tokens", b.max_tokens()}};
+}
+
+OJson role_json(const RoleCluster& rc) {
+  const RoleSpec& s = *rc.spec;
+  OJson adapters = OJson::array();
+  std::int64_t padded = 0, graph = 0;
+  for (const auto& rep : rc.replicas)
+    for (const auto& a : rep->adapters())
+      if (auto* g = dynamic_cast<const CudaGraphAdapter*>(a.get())) {
+        padded += g->padded_tokens();
+        graph += g->graph_batches();
+      }
+  for (const auto& a : rc.replicas.front()->adapters()) adapters.push_back(a->name());
+  std::int64_t iterations = 0;
+  SimTime busy = 0;
+  for (const auto& rep : rc.replicas) {
+    iterations += rep->iterations();
+    busy += rep->busy_time();
+  }
+  OJson j;
+  j["name"] = s.name;
+  j["role"] = "C";
+  j["gpu"] = s.gpu.name;
+  j["replicas"] = s.replicas;
+  j["parallelism"] = parallelism_json(s.parallelism);
+  j["gpus_per_replica"] = s.parallelism.world_size();
+  j["gpus"] = static_cast<long>(s.replicas) * s.parallelism.world_size();
+  j["scheduler"] = s.engine.scheduler;
+  j["adapters"] = adapters;
+  j["kv_cache"] = kv_json(rc.budget);
+  j["max_model_len"] = rc.max_model_len;
+  j["iterations"] = iterations;
+  j["busy_s"] = as_sec(busy);
+  j["cuda_graph_iterations"] = graph;
+  j["cuda_graph_padded_tokens"] = padded;
+  OJson fid;
+  fid["model"] = rc.cost->describe();
+  OJson sources;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    sources[op_family_name(static_cast<OpFamily>(f))] = price_source_name(rc.cost->source(static_cast<OpFamily>(f)));
+  fid["sources"] = sources;
+  j["fidelity"] = fid;
+  return j;
+}
+
+}  // namespace
+
+std::string SessionImpl::result_json() const {
+  OJson j;
+  j["servesim_version"] = servesim_version();
+  j["scenario"] = {{"name", scenario_.name}, {"version", scenario_.version}, {"seed", scenario_.seed}};
+  j["status"] = status_;
+  if (!message_.empty()) j["message"] = message_;
+
+  SummaryContext ctx;
+  SimTime last = 0;
+  for (const Request& r : pool_)
+    if (r.state == RequestState::kFinished && r.finished > last) last = r.finished;
+  ctx.makespan = last;
+  ctx.num_gpus = scenario_.deployment.total_gpus();
+  for (const auto& role : scenario_.deployment.roles)
+    ctx.usd_per_hour += role.gpu.usd_per_hour * role.replicas * role.parallelism.world_size();
+  ctx.max_concurrency = scenario_.workload.arrival.max_concurrency;
+  if (scenario_.workload.arrival.process == ArrivalSpec::Process::kPoisson &&
+      std::isfinite(scenario_.workload.arrival.request_rate))
+    ctx.request_rate = scenario_.workload.arrival.request_rate;
+  ctx.sla = scenario_.sla;
+  j["summary"] = build_summary(pool_, *metrics_, ctx);
+
+  OJson failures = OJson::array();
+  std::vector<std::int64_t> counts(metrics_->failure_reasons().size(), 0);
+  for (const Request& r : pool_)
+    if (r.state == RequestState::kFailed && r.fail_reason >= 0) ++counts[r.fail_reason];
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] > 0) failures.push_back({{"reason", metrics_->failure_reasons()[i]}, {"count", counts[i]}});
+  j["failures"] = failures;
+
+  OJson roles = OJson::array();
+  for (const auto& rc : cluster_.roles) roles.push_back(role_json(rc));
+  j["deployment"] = {{"total_gpus", scenario_.deployment.total_gpus()},
+                     {"router", scenario_.deployment.router},
+                     {"roles", roles}};
+  j["model"] = {{"name", scenario_.model.name},
+                {"params_b", scenario_.model.param_count() / 1e9},
+                {"active_params_b", scenario_.model.active_param_count() / 1e9},
+                {"ignored_config_keys", scenario_.model.ignored_config_keys}};
+
+  // Share of GPU-busy time per op family, over every iteration of every replica.
+  const BatchCost& tot = metrics_->cost_totals();
+  OJson share;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    share[op_family_name(static_cast<OpFamily>(f))] =
+        tot.total > 0 ? static_cast<double>(tot.by_family[f]) / static_cast<double>(tot.total) : 0.0;
+  j["time_share_by_op"] = share;
+  j["timeseries"] = metrics_->series().to_json();
+  j["sim"] = {{"events", sim_.events_processed()},
+              {"iterations", metrics_->total_iterations()},
+              {"end_time_s", as_sec(end_time_)}};
+  j["warnings"] = scenario_.warnings;
+
+  if (scenario_.output.requests) {
+    OJson c;
+    auto col = [&](const char* name, auto get) {
+      OJson a = OJson::array();
+      for (const Request& r : pool_) a.push_back(get(r));
+      c[name] = std::move(a);
+    };
+    auto ms = [](SimTime t) { return t < 0 ? -1.0 : as_ms(t); };
+    col("replica", [](const Request& r) { return r.replica; });
+    col("arrival_ms", [&](const Request& r) { return ms(r.arrival); });
+    col("first_scheduled_ms", [&](const Request& r) { return ms(r.first_scheduled); });
+    col("first_token_ms", [&](const Request& r) { return ms(r.first_token); });
+    col("finished_ms", [&](const Request& r) { return ms(r.finished); });
+    col("prompt_tokens", [](const Request& r) { return r.prompt_tokens; });
+    col("output_tokens", [](const Request& r) { return r.generated; });
+    col("preemptions", [](const Request& r) { return r.preemptions; });
+    col("failed", [](const Request& r) { return r.state == RequestState::kFailed ? 1 : 0; });
+    j["requests"] = c;
+  }
+  if (scenario_.output.phases) {
+    OJson req = OJson::array(), kind = OJson::array(), start = OJson::array(), end = OJson::array(),
+          tokens = OJson::array();
+    for (const PhaseSegment& s : metrics_->phases()) {
+      req.push_back(s.req);
+      kind.push_back(s.kind == 0 ? "prefill" : "preempted");
+      start.push_back(as_ms(s.start));
+      end.push_back(as_ms(s.end));
+      tokens.push_back(s.tokens);
+    }
+    j["phases"] = {{"request", req}, {"kind", kind}, {"start_ms", start}, {"end_ms", end}, {"tokens", tokens}};
+  }
+  return j.dump();
+}
+
+std::string SessionImpl::benchmark_block() const {
+  const auto doc = nlohmann::ordered_json::parse(result_json());
+  return format_benchmark_block(doc["summary"]);
+}
+
+}  // namespace servesim

@@ -1,0 +1,33 @@
+#include "core/control/cluster.h"
+
+#include "core/fidelity/roofline_cost_model.h"
+
+namespace servesim {
+
+bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserver* observer, Cluster& out,
+                     Errors& errors) {
+  int global_index = 0;
+  for (std::size_t i = 0; i < s.deployment.roles.size(); ++i) {
+    const RoleSpec& spec = s.deployment.roles[i];
+    RoleCluster rc;
+    rc.spec = &spec;
+    rc.budget = compute_kv_budget(s.model, spec.gpu, spec.parallelism, spec.engine);
+    if (!rc.budget.error.empty()) {
+      errors.add("/deployment/roles/" + std::to_string(i), rc.budget.error);
+      continue;
+    }
+    rc.max_model_len = spec.engine.max_model_len > 0 ? spec.engine.max_model_len : s.model.max_position_embeddings;
+    rc.cost = std::make_unique<RooflineCostModel>(s.model, spec.gpu, spec.parallelism, spec.engine);
+    for (int r = 0; r < spec.replicas; ++r) {
+      rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
+                                                      rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));
+      rc.replica_ptrs.push_back(rc.replicas.back().get());
+    }
+    out.roles.push_back(std::move(rc));
+  }
+  for (auto& rc : out.roles)
+    for (auto& r : rc.replicas) out.all_replicas.push_back(r.get());
+  return errors.ok();
+}
+
+}  // namespace servesim

@@ -1,0 +1,33 @@
+#pragma once
+/// Compiles a deployment into clusters of roles with their replicas, cost models and KV budgets.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/execution/replica.h"
+#include "core/fidelity/memory_model.h"
+#include "core/spec/scenario.h"
+
+namespace servesim {
+
+/// One compiled role: its spec, cost model, memory budget and replicas.
+struct RoleCluster {
+  const RoleSpec* spec = nullptr;
+  std::unique_ptr<CostModel> cost;
+  KvBudget budget;
+  std::int64_t max_model_len = 0;
+  std::vector<std::unique_ptr<Replica>> replicas;
+  std::vector<Replica*> replica_ptrs;  ///< for routers
+};
+
+/// All roles of a deployment.
+struct Cluster {
+  std::vector<RoleCluster> roles;
+  std::vector<Replica*> all_replicas;  ///< global replica index -> replica
+};
+
+/// Builds the cluster; returns false with errors (named by JSON path) when a role's model does not fit.
+bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserver* observer, Cluster& out,
+                     Errors& errors);
+
+}  // namespace servesim

@@ -1,0 +1,37 @@
+#pragma once
+/// Paged KV cache of one replica: a free pool of fixed-size blocks, per-request block counts, a watermark
+/// for admissions. Block contents are not modelled (no prefix sharing yet), so the pool is a count.
+#include <cstdint>
+
+#include "core/workload/request.h"
+
+namespace servesim {
+
+/// Allocation of KV blocks to requests.
+class KvBlockManager {
+ public:
+  /// `watermark` = share of blocks that must stay free after admitting a new request.
+  KvBlockManager(std::int64_t num_blocks, int block_size, double watermark);
+  /// Blocks covering `tokens` tokens.
+  std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
+  /// Grows `r` to hold `total_tokens`; false (and no change) when the pool is short. An admission also
+  /// keeps the watermark free.
+  bool allocate(Request& r, std::int64_t total_tokens, bool admission);
+  /// Returns all of `r`'s blocks to the pool.
+  void free(Request& r);
+  /// Largest request (in tokens) that can ever be admitted on an empty replica.
+  std::int64_t max_admissible_tokens() const;
+  std::int64_t num_blocks() const { return num_blocks_; }
+  std::int64_t free_blocks() const { return free_; }
+  std::int64_t used_blocks() const { return num_blocks_ - free_; }
+  int block_size() const { return block_size_; }
+  double usage() const { return num_blocks_ ? static_cast<double>(used_blocks()) / num_blocks_ : 0.0; }
+
+ private:
+  std::int64_t num_blocks_;
+  std::int64_t free_;
+  std::int64_t watermark_blocks_;
+  int block_size_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,79 @@
+#pragma once
+/// One serving instance: its scheduler, KV pool and runtime adapters, advancing one iteration at a time.
+/// Each iteration: adapters adjust limits -> scheduler forms the batch -> adapters reshape it -> the
+/// fidelity plane prices it -> at its end, progress and tokens are applied and the next one starts.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/execution/kv_block_manager.h"
+#include "core/execution/runtime_adapter.h"
+#include "core/execution/scheduler.h"
+#include "core/fidelity/cost_model.h"
+#include "core/sim/simulator.h"
+#include "core/spec/engine_options.h"
+
+namespace servesim {
+
+class Replica;
+
+/// Receives what replicas do (metrics, the controller).
+class ReplicaObserver {
+ public:
+  virtual ~ReplicaObserver() = default;
+  /// A batch ran from `start` to `end` on `replica`.
+  virtual void on_iteration(const Replica& replica, const Batch& batch, SimTime start, SimTime end,
+                            const BatchCost& cost) = 0;
+  /// `req` produced an output token at `now` (before last_token is updated, so now - last_token is the ITL).
+  virtual void on_token(const Request& req, SimTime now) = 0;
+  /// `req` produced its last token; its blocks are already freed.
+  virtual void on_finished(Simulator& sim, Request& req) = 0;
+};
+
+/// Runtime adapters enabled by engine options, in hook order.
+std::vector<std::unique_ptr<RuntimeAdapter>> make_adapters(const EngineOptions& engine);
+
+/// A replica of a role.
+class Replica : public EventHandler {
+ public:
+  Replica(int index, int role_index, const EngineOptions& engine, std::int64_t num_blocks, CostModel* cost,
+          ClusterCounters* counters, ReplicaObserver* observer);
+  /// Accepts a routed request; starts an iteration if idle.
+  void enqueue(Simulator& sim, Request* r);
+  void on_event(Simulator& sim, const Event& ev) override;
+
+  int index() const { return index_; }
+  int role_index() const { return role_index_; }
+  const KvBlockManager& kv() const { return kv_; }
+  const Scheduler& scheduler() const { return *scheduler_; }
+  /// Prompt tokens not yet prefilled plus output tokens not yet generated, over its requests.
+  std::int64_t outstanding_tokens() const { return outstanding_; }
+  std::int64_t iterations() const { return iterations_; }
+  SimTime busy_time() const { return busy_ns_; }
+  const std::vector<std::unique_ptr<RuntimeAdapter>>& adapters() const { return adapters_; }
+
+ private:
+  enum Kind : std::int32_t { kStart = 1, kEnd = 2 };
+  void start_iteration(Simulator& sim);
+  void finish_iteration(Simulator& sim);
+  void build_shape();
+
+  int index_;
+  int role_index_;
+  SchedulerLimits base_limits_;
+  KvBlockManager kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<std::unique_ptr<RuntimeAdapter>> adapters_;
+  CostModel* cost_;
+  ReplicaObserver* observer_;
+  Batch batch_;
+  BatchCost batch_cost_;
+  SimTime batch_start_ = 0;
+  bool busy_ = false;
+  bool start_pending_ = false;
+  std::int64_t outstanding_ = 0;
+  std::int64_t iterations_ = 0;
+  SimTime busy_ns_ = 0;
+};
+
+}  // namespace servesim

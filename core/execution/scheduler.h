@@ -1,0 +1,42 @@
+#pragma once
+/// Batch formation policy of a replica. Engines differ in policy, not skeleton: the replica loop calls
+/// schedule(), adapters reshape the batch, the fidelity plane prices it, completion updates progress.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/execution/batch.h"
+#include "core/execution/kv_block_manager.h"
+
+namespace servesim {
+
+/// Scheduler-visible limits; runtime adapters may change them before each schedule().
+struct SchedulerLimits {
+  std::int64_t token_budget = 8192;  ///< max_num_batched_tokens
+  int max_num_seqs = 256;
+  bool allow_chunking = false;       ///< set by the chunked-prefill adapter
+  std::int64_t long_prefill_token_threshold = 0;
+};
+
+/// Shared counters across all replicas (for cluster-wide time series without scanning replicas).
+struct ClusterCounters {
+  std::int64_t waiting = 0;
+  std::int64_t running = 0;
+};
+
+/// A batch-formation policy.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  /// A new request routed to this replica.
+  virtual void add(Request* r) = 0;
+  /// Forms the next batch into `out` (cleared by the caller), allocating KV blocks and preempting if needed.
+  virtual void schedule(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out) = 0;
+  /// Drops finished requests from the running set (their blocks are already freed).
+  virtual void remove_finished() = 0;
+  virtual bool has_work() const = 0;
+  virtual std::int64_t num_waiting() const = 0;
+  virtual std::int64_t num_running() const = 0;
+};
+
+}  // namespace servesim

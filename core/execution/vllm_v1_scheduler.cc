@@ -1,0 +1,80 @@
+#include "core/execution/vllm_v1_scheduler.h"
+
+#include <algorithm>
+
+#include "core/sim/check.h"
+
+namespace servesim {
+
+void VllmV1Scheduler::add(Request* r) {
+  r->state = RequestState::kWaiting;
+  waiting_.push_back(r);
+  ++counters_->waiting;
+}
+
+void VllmV1Scheduler::preempt(Request* r, KvBlockManager& kv, Batch& out) {
+  kv.free(*r);
+  r->num_computed = 0;
+  r->preemptions += 1;
+  r->state = RequestState::kWaiting;
+  waiting_.push_front(r);
+  ++counters_->waiting;
+  --counters_->running;
+  out.preempted.push_back(r);
+}
+
+static std::int64_t chunk_size(const Request& r, const SchedulerLimits& lim, std::int64_t budget) {
+  std::int64_t n = r.num_tokens() - r.num_computed;
+  if (lim.long_prefill_token_threshold > 0) n = std::min(n, lim.long_prefill_token_threshold);
+  return std::min(n, budget);
+}
+
+void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
+  std::int64_t budget = lim.token_budget;
+  // 1. Running requests, oldest first. Victims come from the back, so scheduled ones are never preempted.
+  for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+    Request* r = running_[i];
+    const std::int64_t n = chunk_size(*r, lim, budget);
+    SERVESIM_CHECK(n > 0, "running request with nothing to compute");
+    bool ok = true;
+    while (!kv.allocate(*r, r->num_computed + n, false)) {
+      Request* victim = running_.back();
+      running_.pop_back();
+      preempt(victim, kv, out);
+      if (victim == r) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) break;
+    const bool prefill = r->num_computed + n < r->num_tokens() || n > 1 || r->generated == 0;
+    out.items.push_back({r, static_cast<std::int32_t>(n), prefill});
+    budget -= n;
+    ++i;
+  }
+  // 2. Waiting requests, only when nothing was preempted this step (as vLLM v1).
+  if (!out.preempted.empty()) return;
+  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < lim.max_num_seqs) {
+    Request* r = waiting_.front();
+    const std::int64_t whole = r->num_tokens() - r->num_computed;
+    if (!lim.allow_chunking && whole > budget) break;
+    const std::int64_t n = chunk_size(*r, lim, budget);
+    if (!kv.allocate(*r, r->num_computed + n, true)) break;
+    waiting_.pop_front();
+    --counters_->waiting;
+    ++counters_->running;
+    r->state = RequestState::kRunning;
+    running_.push_back(r);
+    out.items.push_back({r, static_cast<std::int32_t>(n), true});
+    budget -= n;
+  }
+}
+
+void VllmV1Scheduler::remove_finished() {
+  const auto before = running_.size();
+  running_.erase(std::remove_if(running_.begin(), running_.end(), [](const Request* r) { return r->done(); }),
+                 running_.end());
+  counters_->running -= static_cast<std::int64_t>(before - running_.size());
+}
+
+}  // namespace servesim

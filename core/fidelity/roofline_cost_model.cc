@@ -1,0 +1,149 @@
+#include "core/fidelity/roofline_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/sim/det_math.h"
+
+namespace servesim {
+
+RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
+                                     const EngineOptions& engine, RooflineConstants k)
+    : m_(model), g_(gpu), p_(par), k_(k) {
+  w_bytes_ = dtype_bytes(engine.dtype);
+  kv_bytes_ = engine.kv_cache_dtype == "auto" ? w_bytes_ : dtype_bytes(engine.kv_cache_dtype);
+  if (engine.dtype == "fp8") kv_bytes_ = engine.kv_cache_dtype == "auto" ? 2.0 : kv_bytes_;  // FP8 weights keep a 16-bit cache by default
+  peak_flops_ = (engine.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
+  heads_local_ = static_cast<double>(m_.num_attention_heads) / p_.tp_attn;
+  if (m_.is_mla()) {
+    // MLA with absorbed projections behaves like multi-query attention over the latent (kv_lora_rank + rope).
+    kv_heads_local_ = 1;
+    qk_dim_ = static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim);
+    v_dim_ = static_cast<double>(m_.kv_lora_rank);
+  } else {
+    kv_heads_local_ = std::max(1.0, static_cast<double>(m_.num_key_value_heads) / p_.tp_attn);
+    qk_dim_ = v_dim_ = static_cast<double>(m_.head_dim);
+  }
+  layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
+}
+
+std::string RooflineCostModel::describe() const { return "roofline from the " + g_.name + " datasheet"; }
+
+double RooflineCostModel::mem_ns(double bytes) const { return bytes / (g_.hbm_tb_s * 1e12 * k_.memory_efficiency) * 1e9; }
+
+double RooflineCostModel::compute_ns(double flops, double efficiency) const {
+  return flops / (peak_flops_ * efficiency) * 1e9;
+}
+
+double RooflineCostModel::gemm_ns(double m, double n, double k) const {
+  if (m <= 0) return 0;
+  const double flops = 2.0 * m * n * k;
+  const double bytes = k * n * w_bytes_ + (m * k + m * n) * a_bytes_;
+  return std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+}
+
+double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {
+  if (gpus <= 1 || bytes <= 0) return 0;
+  const bool intra = gpus <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  // Ring all-reduce moves 2 (n-1)/n of the buffer through each GPU's link.
+  return 2.0 * (gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
+BatchCost RooflineCostModel::price(const BatchShape& s) {
+  BatchCost c;
+  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
+  const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
+  const double H = static_cast<double>(m_.hidden_size);
+  const double L = static_cast<double>(layers_per_stage_) * p_.pp;
+  const int tp = p_.tp_attn;
+
+  // Linear layers per layer: QKV, O, then the FFN (dense MLP or experts).
+  double qkv_n;
+  if (m_.is_mla()) {
+    qkv_n = (m_.q_lora_rank > 0 ? m_.q_lora_rank : heads_local_ * (m_.qk_nope_head_dim + m_.qk_rope_head_dim)) +
+            (m_.kv_lora_rank + m_.qk_rope_head_dim);
+  } else {
+    qkv_n = (heads_local_ + 2 * kv_heads_local_) * m_.head_dim;
+  }
+  const double o_k = heads_local_ * (m_.is_mla() ? m_.v_head_dim : m_.head_dim);
+  double per_layer_gemm = gemm_ns(T, qkv_n, H) + gemm_ns(T, H, o_k);
+  const double dense_layers = static_cast<double>(m_.num_hidden_layers - m_.moe_layers());
+  double ffn_total = 0;
+  if (dense_layers > 0) {
+    const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
+    ffn_total += dense_layers * (gemm_ns(T, 2 * inter, H) + gemm_ns(T, H, inter));
+  }
+  if (m_.is_moe()) {
+    // Balanced routing: each GPU holds E/ep experts sharded tp_ffn ways and receives T*k/ep token rows.
+    const double e_local = static_cast<double>(m_.num_experts) / p_.ep_ffn;
+    const double rows = T * m_.num_experts_per_tok / p_.ep_ffn;
+    const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
+    const double touched = e_local * (1.0 - det_pow(1.0 - 1.0 / m_.num_experts, T * m_.num_experts_per_tok));
+    const double flops = 2.0 * rows * 3.0 * H * inter;
+    const double bytes = touched * 3.0 * H * inter * w_bytes_ + rows * (H + inter) * 2 * a_bytes_;
+    double moe = std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
+    moe += gemm_ns(T, static_cast<double>(m_.num_experts), H);  // router
+    if (m_.shared_expert_intermediate_size > 0) {
+      const double sh = static_cast<double>(m_.shared_expert_intermediate_size) / p_.tp_ffn;
+      moe += gemm_ns(T, 2 * sh, H) + gemm_ns(T, H, sh);
+    }
+    if (p_.ep_ffn > 1) {
+      // Dispatch and combine all-to-all each move (n-1)/n of the routed rows: together the volume of
+      // one ring all-reduce of those rows.
+      const double a2a_bytes = T * m_.num_experts_per_tok * H * a_bytes_ / p_.ep_ffn;
+      moe += all_reduce_ns(a2a_bytes, p_.ep_ffn);
+    }
+    ffn_total += static_cast<double>(m_.moe_layers()) * moe;
+  }
+  add(OpFamily::kGemm, L * per_layer_gemm + ffn_total);
+
+  // Attention: causal prefill chunks and decode reads, each one varlen kernel per layer.
+  if (!s.prefills.empty()) {
+    double flops = 0, bytes = 0;
+    for (const PrefillChunk& ch : s.prefills) {
+      const double q = ch.q, ctx = static_cast<double>(ch.context);
+      const double pairs = q * (ctx - q) + q * (q + 1) / 2;  // keys each new token attends to
+      flops += 2.0 * heads_local_ * (qk_dim_ + v_dim_) * pairs;
+      bytes += ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_ + q * heads_local_ * (qk_dim_ + v_dim_) * a_bytes_;
+    }
+    add(OpFamily::kAttentionPrefill,
+        L * (std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3));
+  }
+  if (s.num_decode > 0) {
+    const double ctx = static_cast<double>(s.decode_context_sum);
+    const double flops = 2.0 * heads_local_ * (qk_dim_ + v_dim_) * ctx;
+    const double bytes = ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_;
+    add(OpFamily::kAttentionDecode,
+        L * (std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3));
+  }
+
+  // Two RMSNorms per layer read and write the residual stream.
+  add(OpFamily::kNorm, L * 2 * (mem_ns(2 * T * H * a_bytes_) + k_.kernel_fixed_us * 1e3));
+  add(OpFamily::kEmbedding, mem_ns(T * H * a_bytes_) + k_.kernel_fixed_us * 1e3);
+  add(OpFamily::kLmHead, gemm_ns(std::max(1, s.num_sampled), static_cast<double>(m_.vocab_size) / tp, H));
+  // Tensor parallelism: an all-reduce after attention and after the FFN in every layer.
+  add(OpFamily::kAllReduce, L * 2 * all_reduce_ns(T * H * a_bytes_, tp));
+  if (p_.pp > 1) {
+    const bool intra = p_.world_size() <= g_.gpus_per_node;
+    const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+    add(OpFamily::kPipelineP2p, (p_.pp - 1) * (T * H * a_bytes_ / bw * 1e9 + k_.link_latency_us * 1e3));
+  }
+
+  SimTime gpu = 0;
+  for (SimTime t : c.by_family) gpu += t;
+  // Eager mode: the CPU launches every kernel; a GPU-light batch waits on the launches.
+  // CUDA graphs replay the whole forward with one launch.
+  double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
+                  k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
+  if (!s.cuda_graph) {
+    const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
+    if (launch_ns > static_cast<double>(gpu)) cpu_ns += launch_ns - static_cast<double>(gpu);
+  }
+  add(OpFamily::kOverhead, cpu_ns);
+  c.total = 0;
+  for (SimTime t : c.by_family) c.total += t;
+  return c;
+}
+
+}  // namespace servesim

@@ -1,0 +1,38 @@
+#include "core/metrics/metrics_collector.h"
+
+namespace servesim {
+
+MetricsCollector::MetricsCollector(const OutputSpec& output, bool keep_iterations)
+    : keep_phases_(output.phases),
+      keep_iterations_(keep_iterations),
+      series_({"batch_size", "batch_tokens", "kv_usage", "queue_length", "running"}, output.timeseries_points) {}
+
+void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, SimTime start, SimTime end,
+                                    const BatchCost& cost, const ClusterCounters& counters) {
+  ++total_iterations_;
+  padded_tokens_ += batch.shape.padded_tokens;
+  if (batch.shape.cuda_graph) ++graph_iterations_;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) cost_totals_.by_family[f] += cost.by_family[f];
+  cost_totals_.total += cost.total;
+  const double kv = replica.kv().usage();
+  const double values[] = {static_cast<double>(batch.items.size()), static_cast<double>(batch.shape.num_tokens), kv,
+                           static_cast<double>(counters.waiting), static_cast<double>(counters.running)};
+  series_.add(start, values);
+  if (keep_phases_) {
+    for (const ScheduledItem& it : batch.items)
+      if (it.prefill) phases_.push_back({it.req->id, start, end, it.num_tokens, 0});
+    for (const Request* r : batch.preempted) phases_.push_back({r->id, start, start, 0, 1});
+  }
+  if (keep_iterations_)
+    iterations_.push_back({start, end, replica.index(), static_cast<std::int32_t>(batch.items.size()),
+                           static_cast<std::int32_t>(batch.shape.num_tokens), static_cast<float>(kv)});
+}
+
+int MetricsCollector::failure_index(const std::string& reason) {
+  for (std::size_t i = 0; i < failure_reasons_.size(); ++i)
+    if (failure_reasons_[i] == reason) return static_cast<int>(i);
+  failure_reasons_.push_back(reason);
+  return static_cast<int>(failure_reasons_.size() - 1);
+}
+
+}  // namespace servesim

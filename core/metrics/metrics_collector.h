@@ -1,0 +1,73 @@
+#pragma once
+/// Collects what replicas report: ITLs (run-length encoded), time series, failure reasons, cost
+/// attribution and, when asked, per-request phase segments and per-iteration logs for traces.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/execution/replica.h"
+#include "core/metrics/time_series.h"
+#include "core/spec/scenario.h"
+
+namespace servesim {
+
+/// A prefill chunk or preemption on the timeline (queued and decode spans derive from the request).
+struct PhaseSegment {
+  std::int64_t req = 0;
+  SimTime start = 0;
+  SimTime end = 0;
+  std::int32_t tokens = 0;  ///< prompt tokens in the chunk (0 for a preemption mark)
+  std::uint8_t kind = 0;    ///< 0 = prefill chunk, 1 = preempted (start = end = when)
+};
+
+/// One iteration of one replica (kept only for traces).
+struct IterationRecord {
+  SimTime start = 0, end = 0;
+  std::int32_t replica = 0;
+  std::int32_t batch_size = 0;
+  std::int32_t tokens = 0;
+  float kv_usage = 0;
+};
+
+/// Metrics sink for a run.
+class MetricsCollector {
+ public:
+  MetricsCollector(const OutputSpec& output, bool keep_iterations);
+  void on_iteration(const Replica& replica, const Batch& batch, SimTime start, SimTime end, const BatchCost& cost,
+                    const ClusterCounters& counters);
+  void on_token(const Request& req, SimTime now) {
+    if (req.generated == 0) return;  // the first token has no inter-token latency
+    const SimTime itl = now - req.last_token;
+    if (!itl_.empty() && itl_.back().first == itl) ++itl_.back().second;
+    else itl_.emplace_back(itl, 1);
+  }
+  /// Index of a failure reason in the table (added if new).
+  int failure_index(const std::string& reason);
+  const std::vector<std::string>& failure_reasons() const { return failure_reasons_; }
+  /// ITLs as (ns, count) runs.
+  const std::vector<std::pair<SimTime, std::int64_t>>& itl_runs() const { return itl_; }
+  const TimeSeries& series() const { return series_; }
+  const std::vector<PhaseSegment>& phases() const { return phases_; }
+  const std::vector<IterationRecord>& iterations() const { return iterations_; }
+  /// Summed time per op family over all iterations of all replicas.
+  const BatchCost& cost_totals() const { return cost_totals_; }
+  std::int64_t total_iterations() const { return total_iterations_; }
+  std::int64_t padded_tokens() const { return padded_tokens_; }
+  std::int64_t graph_iterations() const { return graph_iterations_; }
+
+ private:
+  bool keep_phases_;
+  bool keep_iterations_;
+  std::vector<std::pair<SimTime, std::int64_t>> itl_;
+  TimeSeries series_;
+  std::vector<std::string> failure_reasons_;
+  std::vector<PhaseSegment> phases_;
+  std::vector<IterationRecord> iterations_;
+  BatchCost cost_totals_;
+  std::int64_t total_iterations_ = 0;
+  std::int64_t padded_tokens_ = 0;
+  std::int64_t graph_iterations_ = 0;
+};
+
+}  // namespace servesim

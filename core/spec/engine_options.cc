@@ -1,0 +1,44 @@
+#include "core/spec/engine_options.h"
+
+namespace servesim {
+
+double dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp8" || dtype == "fp8_e4m3" || dtype == "fp8_e5m2") return 1.0;
+  if (dtype == "float32") return 4.0;
+  return 2.0;
+}
+
+void read_engine_options(const Json& j, const std::string& path, EngineOptions& o, Errors& errors) {
+  ObjectReader r(j, path, errors);
+  if (!r.valid()) return;
+  r.get_enum("backend", o.backend, {"vllm"});
+  r.get_enum("scheduler", o.scheduler, {"vllm_v1"});
+  r.get_int("max_num_seqs", o.max_num_seqs, 1, 65536);
+  r.get_int("max_num_batched_tokens", o.max_num_batched_tokens, 1, 1 << 22);
+  r.get_bool("enable_chunked_prefill", o.enable_chunked_prefill);
+  r.get_int("long_prefill_token_threshold", o.long_prefill_token_threshold, 0, 1 << 22);
+  std::int64_t bs = o.block_size;
+  if (const Json* v = r.raw("block_size")) {
+    const bool pow2 = v->is_number_integer() && v->get<std::int64_t>() >= 1 && v->get<std::int64_t>() <= 256 &&
+                      (v->get<std::int64_t>() & (v->get<std::int64_t>() - 1)) == 0;
+    if (!pow2)
+      errors.add(r.path("block_size"), "must be a power of two between 1 and 256, got " + describe(*v));
+    else
+      bs = v->get<std::int64_t>();
+  }
+  o.block_size = static_cast<int>(bs);
+  r.get_number("gpu_memory_utilization", o.gpu_memory_utilization, 0.0, 1.0, false, true);
+  r.get_int("max_model_len", o.max_model_len, 1, 1 << 24);
+  r.get_number("kv_watermark", o.kv_watermark, 0.0, 0.5);
+  r.get_enum("dtype", o.dtype, {"bfloat16", "float16", "fp8"});
+  r.get_enum("kv_cache_dtype", o.kv_cache_dtype, {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"});
+  r.get_bool("enforce_eager", o.enforce_eager);
+  r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
+  r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
+  if (o.max_num_batched_tokens < o.max_num_seqs && r.valid())
+    errors.add(r.path("max_num_batched_tokens"),
+               "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +
+                   std::to_string(o.max_num_batched_tokens));
+}
+
+}  // namespace servesim

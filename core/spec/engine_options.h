@@ -1,0 +1,36 @@
+#pragma once
+/// Serving-engine options in vLLM's spelling (SGLang equivalents noted per field).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/spec/json_reader.h"
+
+namespace servesim {
+
+/// Engine configuration of one role's replicas.
+struct EngineOptions {
+  std::string backend = "vllm";              ///< engine whose behaviour and overheads are modelled
+  std::string scheduler = "vllm_v1";         ///< batch-formation policy (registry: scheduler_registry)
+  int max_num_seqs = 256;                    ///< running-request cap (SGLang --max-running-requests)
+  std::int64_t max_num_batched_tokens = 8192;  ///< token budget per iteration (SGLang --chunked-prefill-size)
+  bool enable_chunked_prefill = true;        ///< split long prompts across iterations
+  std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
+  int block_size = 16;                       ///< KV-cache block in tokens (SGLang --page-size)
+  double gpu_memory_utilization = 0.9;       ///< fraction of device memory vLLM may use (SGLang --mem-fraction-static)
+  std::int64_t max_model_len = 0;            ///< prompt+output cap; 0 = the model's max_position_embeddings
+  double kv_watermark = 0.01;                ///< share of KV blocks kept free when admitting a new request
+  std::string dtype = "bfloat16";            ///< weight/activation dtype ("fp8" = FP8 weights and GEMMs)
+  std::string kv_cache_dtype = "auto";       ///< "auto" = dtype; "fp8" halves KV bytes
+  bool enforce_eager = false;                ///< disable CUDA graphs
+  std::vector<std::int64_t> cuda_graph_sizes;  ///< capture sizes; empty = vLLM's defaults
+  std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
+};
+
+/// Reads fields present in `j` over `opts` (so a role's "engine" overrides the scenario's).
+void read_engine_options(const Json& j, const std::string& path, EngineOptions& opts, Errors& errors);
+
+/// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
+double dtype_bytes(const std::string& dtype);
+
+}  // namespace servesim

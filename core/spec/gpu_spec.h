@@ -1,0 +1,34 @@
+#pragma once
+/// A GPU catalog entry (profiles/gpus/<name>.json): datasheet capacities, price and power.
+#include <cstdint>
+#include <string>
+
+#include "core/spec/json_reader.h"
+
+namespace servesim {
+
+class ResourceCatalog;
+
+/// One accelerator type.
+struct GpuSpec {
+  std::string name;
+  double memory_bytes = 0;     ///< device memory as the driver reports it
+  double bf16_tflops = 0;      ///< dense BF16 tensor throughput
+  double fp8_tflops = 0;       ///< dense FP8 tensor throughput (0 = no FP8 tensor cores)
+  double hbm_tb_s = 0;         ///< memory bandwidth, TB/s
+  double nvlink_gb_s = 0;      ///< intra-node GPU-GPU bandwidth per GPU, one direction (0 = none)
+  double pcie_gb_s = 0;        ///< host link bandwidth
+  double inter_node_gb_s = 0;  ///< network bandwidth per GPU
+  int gpus_per_node = 8;
+  int sm_count = 0;
+  double tdp_w = 0;
+  double idle_w = 0;
+  double usd_per_hour = 0;     ///< on-demand price per GPU-hour
+  /// Intra-node collective bandwidth: NVLink when present, else PCIe.
+  double intra_node_gb_s() const { return nvlink_gb_s > 0 ? nvlink_gb_s : pcie_gb_s; }
+};
+
+/// Reads a GPU: a bundled name ("H100-SXM") or an inline object with the same fields.
+void read_gpu(const Json& j, const std::string& path, const ResourceCatalog& catalog, GpuSpec& g, Errors& errors);
+
+}  // namespace servesim

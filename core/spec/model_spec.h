@@ -1,0 +1,60 @@
+#pragma once
+/// A transformer's shape, read from Hugging Face config.json field names.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/spec/json_reader.h"
+
+namespace servesim {
+
+/// Architecture facts the cost and memory models need. Field names follow HF config.json.
+struct ModelSpec {
+  std::string name;                      ///< display name ("Llama-3.1-8B")
+  std::string hf_id;                     ///< Hugging Face repo id when known
+  std::int64_t hidden_size = 0;          ///< d_model
+  std::int64_t intermediate_size = 0;    ///< dense MLP width (gated: up and gate are each this wide)
+  std::int64_t num_hidden_layers = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_key_value_heads = 0;  ///< GQA groups (= heads when absent)
+  std::int64_t head_dim = 0;             ///< per-head width (= hidden / heads when absent)
+  std::int64_t vocab_size = 0;
+  std::int64_t max_position_embeddings = 0;
+  bool tie_word_embeddings = false;
+  std::string torch_dtype = "bfloat16";
+  // Mixture of experts (0 = dense).
+  std::int64_t num_experts = 0;              ///< routed experts (num_local_experts / num_experts / n_routed_experts)
+  std::int64_t num_experts_per_tok = 0;      ///< top-k
+  std::int64_t moe_intermediate_size = 0;    ///< routed expert width (= intermediate_size when absent)
+  std::int64_t shared_expert_intermediate_size = 0;  ///< total width of always-on shared experts
+  std::int64_t first_k_dense_replace = 0;    ///< leading dense layers (DeepSeek)
+  // Multi-head latent attention (DeepSeek); 0 = standard attention.
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t q_lora_rank = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  /// config.json keys present but not used by the simulator (reported, not silently dropped).
+  std::vector<std::string> ignored_config_keys;
+
+  bool is_moe() const { return num_experts > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  /// Layers whose FFN is an MoE block.
+  std::int64_t moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
+  /// Total parameter count (embeddings, attention, FFN or experts, norms, LM head).
+  double param_count() const;
+  /// Parameters touched per token (routed experts counted top-k only).
+  double active_param_count() const;
+};
+
+/// Reads an HF config.json object into `m` (name/hf_id left to the caller). Unused keys go to
+/// ignored_config_keys; missing or inconsistent required fields are errors at `path`.
+void read_hf_config(const Json& config, const std::string& path, ModelSpec& m, Errors& errors);
+
+/// Reads the scenario's "model": a bundled name ("Llama-3.1-8B") resolved through `bundled`, or an object
+/// {"name", "config": {HF config.json}}.
+class ResourceCatalog;
+void read_model(const Json& j, const std::string& path, const ResourceCatalog& catalog, ModelSpec& m,
+                Errors& errors);
+
+}  // namespace servesim

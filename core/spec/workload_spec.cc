@@ -1,0 +1,133 @@
+#include "core/spec/workload_spec.h"
+
+#include <limits>
+
+#include "core/spec/resource_catalog.h"
+
+namespace servesim {
+
+namespace {
+
+constexpr std::int64_t kMaxRequests = 10'000'000;
+constexpr std::int64_t kMaxLen = 1 << 22;
+
+bool check_listed(const ResourceCatalog& catalog, const std::string& folder, const std::string& name,
+                  const std::string& path, Errors& errors) {
+  for (const auto& n : catalog.list(folder))
+    if (n == name) return true;
+  errors.add(path, "unknown " + std::string(folder == "traces" ? "trace" : "length CDF") + " \"" +
+                       (name.size() > 64 ? name.substr(0, 64) : name) + "\"; bundled: " + catalog.list_joined(folder));
+  return false;
+}
+
+void read_length_dist(const Json& j, const std::string& path, const ResourceCatalog& catalog, LengthDist& d,
+                      Errors& errors) {
+  ObjectReader r(j, path, errors);
+  if (!r.valid()) return;
+  std::string kind;
+  if (!r.get_enum("dist", kind, {"fixed", "uniform", "lognormal", "cdf"}, true)) return;
+  if (kind == "fixed") {
+    d.kind = LengthDist::Kind::kFixed;
+    r.get_int("value", d.value, 1, kMaxLen, true);
+    return;
+  }
+  r.get_int("min", d.min, 1, kMaxLen, kind == "uniform");
+  r.get_int("max", d.max, 1, kMaxLen, kind == "uniform");
+  if (d.min > d.max) errors.add(r.path("max"), "must be at least min (" + std::to_string(d.min) + ")");
+  if (kind == "uniform") {
+    d.kind = LengthDist::Kind::kUniform;
+  } else if (kind == "lognormal") {
+    d.kind = LengthDist::Kind::kLognormal;
+    r.get_number("median", d.median, 1, static_cast<double>(kMaxLen), true);
+    r.get_number("sigma", d.sigma, 0, 5, true);
+  } else {
+    d.kind = LengthDist::Kind::kCdf;
+    if (r.get_string("cdf", d.cdf, true, 128)) check_listed(catalog, "workloads", d.cdf, r.path("cdf"), errors);
+    r.get_number("scale", d.scale, 0, 1000, false, true);
+  }
+}
+
+void read_lengths(const Json& j, const std::string& path, const ResourceCatalog& catalog, LengthSpec& l,
+                  Errors& errors) {
+  ObjectReader r(j, path, errors);
+  if (!r.valid()) return;
+  std::string source;
+  if (!r.get_enum("source", source, {"trace", "cdf_total"}, true)) return;
+  if (source == "trace") {
+    l.source = LengthSpec::Source::kTrace;
+    if (r.get_string("trace", l.trace, true, 128)) check_listed(catalog, "traces", l.trace, r.path("trace"), errors);
+    std::string order = "shuffle";
+    r.get_enum("order", order, {"shuffle", "sequential"});
+    l.shuffle = order == "shuffle";
+  } else {
+    l.source = LengthSpec::Source::kCdfTotal;
+    if (r.get_string("cdf", l.cdf, true, 128)) check_listed(catalog, "workloads", l.cdf, r.path("cdf"), errors);
+    r.get_number("output_fraction", l.output_fraction, 0, 1, false, true);
+  }
+}
+
+void read_arrival(const Json& j, const std::string& path, const ResourceCatalog& catalog, ArrivalSpec& a,
+                  Errors& errors) {
+  ObjectReader r(j, path, errors);
+  if (!r.valid()) return;
+  std::string process;
+  if (!r.get_enum("process", process, {"poisson", "closed_loop", "trace"}, true)) return;
+  r.get_int("max_concurrency", a.max_concurrency, 1, 1'000'000, process == "closed_loop");
+  if (process == "poisson") {
+    a.process = ArrivalSpec::Process::kPoisson;
+    const Json* rate = r.raw("request_rate");
+    if (rate && rate->is_string() && rate->get<std::string>() == "inf") {
+      a.request_rate = std::numeric_limits<double>::infinity();
+    } else {
+      r.get_number("request_rate", a.request_rate, 0, 1e7, true, true);
+    }
+    r.get_number("burstiness", a.burstiness, 0, 1e3, false, true);
+  } else if (process == "closed_loop") {
+    a.process = ArrivalSpec::Process::kClosedLoop;
+    r.get_number("think_time_ms", a.think_time_ms, 0, 1e9);
+  } else {
+    a.process = ArrivalSpec::Process::kTrace;
+    if (r.get_string("trace", a.trace, true, 128)) check_listed(catalog, "traces", a.trace, r.path("trace"), errors);
+    r.get_number("time_scale", a.time_scale, 0, 1e6, false, true);
+    r.get_number("request_rate", a.trace_rate, 0, 1e7, false, true);
+    if (r.has("time_scale") && r.has("request_rate"))
+      errors.add(r.path("request_rate"), "give either time_scale or request_rate for a trace, not both");
+  }
+}
+
+}  // namespace
+
+void read_workload(const Json& j, const std::string& path, const ResourceCatalog& catalog, WorkloadSpec& w,
+                   Errors& errors) {
+  ObjectReader r(j, path, errors);
+  if (!r.valid()) return;
+  if (const Json* a = r.raw("arrival")) read_arrival(*a, r.path("arrival"), catalog, w.arrival, errors);
+  else errors.add(r.path("arrival"), "is required, e.g. {\"process\": \"poisson\", \"request_rate\": 4}");
+  const bool trace_arrivals = w.arrival.process == ArrivalSpec::Process::kTrace;
+  r.get_int("num_requests", w.num_requests, 1, kMaxRequests, !trace_arrivals);
+
+  const bool has_lengths = r.has("lengths");
+  const bool has_dists = r.has("input_len") || r.has("output_len");
+  if (has_lengths && has_dists) {
+    errors.add(r.path("lengths"), "give either \"lengths\" or \"input_len\"/\"output_len\", not both");
+  } else if (has_lengths) {
+    read_lengths(*r.raw("lengths"), r.path("lengths"), catalog, w.lengths, errors);
+  } else if (has_dists) {
+    w.lengths.source = LengthSpec::Source::kDistributions;
+    for (const char* k : {"input_len", "output_len"}) {
+      if (const Json* d = r.raw(k))
+        read_length_dist(*d, r.path(k), catalog, k[0] == 'i' ? w.lengths.input : w.lengths.output, errors);
+      else
+        errors.add(r.path(k), "is required with the other length, e.g. {\"dist\": \"fixed\", \"value\": 256}");
+    }
+  } else if (trace_arrivals) {
+    w.lengths_from_arrival_trace = true;
+    w.lengths.source = LengthSpec::Source::kTrace;
+    w.lengths.trace = w.arrival.trace;
+    w.lengths.shuffle = false;
+  } else {
+    errors.add(r.path("input_len"), "lengths are required: \"input_len\" and \"output_len\", or \"lengths\"");
+  }
+}
+
+}  // namespace servesim

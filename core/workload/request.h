@@ -1,0 +1,37 @@
+#pragma once
+/// A request's lengths and its progress through the system. Requests live in one pool owned by the
+/// session (index = id) and double as the per-request metrics record, so memory per request is fixed.
+#include <cstdint>
+
+#include "core/sim/sim_time.h"
+
+namespace servesim {
+
+/// Where a request is in its life.
+enum class RequestState : std::uint8_t { kPending, kWaiting, kRunning, kFinished, kFailed };
+
+/// One inference request.
+struct Request {
+  std::int64_t id = 0;
+  SimTime arrival = 0;            ///< when the client sent it (latencies are measured from here)
+  SimTime first_scheduled = -1;   ///< first iteration that included it
+  SimTime first_token = -1;       ///< end of the iteration that produced output token 1
+  SimTime last_token = -1;        ///< time of the latest output token
+  SimTime finished = -1;          ///< completion (or failure) time
+  std::int64_t num_computed = 0;  ///< tokens whose KV is in the cache (reset by recompute preemption)
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;  ///< tokens to generate (fixed by the workload: ignore_eos)
+  std::int32_t generated = 0;      ///< output tokens produced so far
+  std::int32_t num_blocks = 0;     ///< KV blocks held
+  std::int32_t preemptions = 0;
+  std::int32_t replica = -1;       ///< global replica index serving it
+  std::int32_t fail_reason = -1;   ///< index into the failure-reason table when failed
+  std::int32_t prefill_chunks = 0; ///< iterations that advanced its prompt
+  RequestState state = RequestState::kPending;
+
+  /// Prompt plus generated tokens: what a recompute must rebuild.
+  std::int64_t num_tokens() const { return static_cast<std::int64_t>(prompt_tokens) + generated; }
+  bool done() const { return state == RequestState::kFinished || state == RequestState::kFailed; }
+};
+
+}  // namespace servesim

@@ -1,0 +1,26 @@
+#pragma once
+/// Helpers shared by tests: the bundled profiles, presets, and a one-call run.
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/api/session.h"
+#include "core/spec/resource_catalog.h"
+
+namespace servesim::test {
+
+/// Loader over the repository's profiles/.
+ResourceLoader profiles_loader();
+/// Catalog over the repository's profiles/.
+const ResourceCatalog& catalog();
+/// Text of presets/<name>.json.
+std::string preset_text(const std::string& name);
+/// Runs a scenario to completion; fails the test (REQUIRE) on errors. Returns the parsed result.
+nlohmann::json run_scenario(const std::string& scenario_json, const SessionOptions& options = {});
+/// Same, returning the raw result text (for byte comparisons).
+std::string run_scenario_text(const std::string& scenario_json, const SessionOptions& options = {});
+/// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.
+nlohmann::json small_scenario();
+
+}  // namespace servesim::test
