@@ -43,11 +43,12 @@ OJson role_json(const RoleCluster& rc) {
         graph += g->graph_batches();
       }
   for (const auto& a : rc.replicas.front()->adapters()) adapters.push_back(a->name());
-  std::int64_t iterations = 0;
+  std::int64_t iterations = 0, blocks_in_use = 0;
   SimTime busy = 0;
   for (const auto& rep : rc.replicas) {
     iterations += rep->iterations();
     busy += rep->busy_time();
+    blocks_in_use += rep->kv().used_blocks();
   }
   OJson j;
   j["name"] = s.name;
@@ -63,6 +64,7 @@ OJson role_json(const RoleCluster& rc) {
   j["max_model_len"] = rc.max_model_len;
   j["iterations"] = iterations;
   j["busy_s"] = as_sec(busy);
+  j["kv_blocks_in_use_at_end"] = blocks_in_use;
   j["cuda_graph_iterations"] = graph;
   j["cuda_graph_padded_tokens"] = padded;
   OJson fid;
