@@ -1,4 +1,5 @@
 // servesim command line: run a scenario, validate scenarios. Everything goes through core/api's Session.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -172,7 +173,11 @@ int cmd_run(const Args& a) {
     std::fprintf(stderr, "cannot write %s\n", out.c_str());
     return 2;
   }
-  if (!a.quiet) std::fprintf(stderr, "result: %s (%.2f s wall, %llu events)\n", out.c_str(), wall, (unsigned long long)p.events);
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  if (!a.quiet)
+    std::fprintf(stderr, "result: %s (%.3f s wall, %llu events, peak RSS %.1f MiB)\n", out.c_str(), wall,
+                 (unsigned long long)p.events, usage.ru_maxrss / 1024.0);
   if (!a.trace.empty()) {
     if (!write_file(a.trace, session->chrome_trace_json())) {
       std::fprintf(stderr, "cannot write %s\n", a.trace.c_str());

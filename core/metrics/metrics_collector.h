@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/execution/replica.h"
+#include "core/metrics/itl_histogram.h"
 #include "core/metrics/time_series.h"
 #include "core/spec/scenario.h"
 
@@ -37,16 +38,13 @@ class MetricsCollector {
   void on_iteration(const Replica& replica, const Batch& batch, SimTime start, SimTime end, const BatchCost& cost,
                     const ClusterCounters& counters);
   void on_token(const Request& req, SimTime now) {
-    if (req.generated == 0) return;  // the first token has no inter-token latency
-    const SimTime itl = now - req.last_token;
-    if (!itl_.empty() && itl_.back().first == itl) ++itl_.back().second;
-    else itl_.emplace_back(itl, 1);
+    if (req.generated > 0) itl_.add(now - req.last_token);  // the first token has no inter-token latency
   }
   /// Index of a failure reason in the table (added if new).
   int failure_index(const std::string& reason);
   const std::vector<std::string>& failure_reasons() const { return failure_reasons_; }
-  /// ITLs as (ns, count) runs.
-  const std::vector<std::pair<SimTime, std::int64_t>>& itl_runs() const { return itl_; }
+  /// ITLs as (ns, count) runs at 1 us resolution, ascending.
+  std::vector<std::pair<SimTime, std::int64_t>> itl_runs() const { return itl_.runs(); }
   const TimeSeries& series() const { return series_; }
   const std::vector<PhaseSegment>& phases() const { return phases_; }
   const std::vector<IterationRecord>& iterations() const { return iterations_; }
@@ -59,7 +57,7 @@ class MetricsCollector {
  private:
   bool keep_phases_;
   bool keep_iterations_;
-  std::vector<std::pair<SimTime, std::int64_t>> itl_;
+  ItlHistogram itl_;
   TimeSeries series_;
   std::vector<std::string> failure_reasons_;
   std::vector<PhaseSegment> phases_;
