@@ -35,7 +35,7 @@ double det_log(double x) {
 
 double det_exp(double x) {
   if (std::isnan(x)) return x;
-  if (x > 709.78) return std::numeric_limits<double>::infinity();
+  if (x > 709.782712893384) return std::numeric_limits<double>::infinity();  // ln(DBL_MAX)
   if (x < -745.2) return 0.0;
   // x = k ln2 + r with |r| <= ln2/2; Taylor series of e^r to r^20/20! is below 1e-25.
   const double kd = std::nearbyint(x / 0.69314718055994530942);

@@ -35,13 +35,13 @@ std::uint64_t Rng::next_u64() {
 double Rng::uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
 
 std::int64_t Rng::uniform_int(std::int64_t lo, std::int64_t hi) {
-  const std::uint64_t span = static_cast<std::uint64_t>(hi - lo) + 1;
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
   if (span == 0) return static_cast<std::int64_t>(next_u64());
   const std::uint64_t limit = UINT64_MAX - UINT64_MAX % span;
   std::uint64_t v;
   do v = next_u64();
   while (v >= limit);
-  return lo + static_cast<std::int64_t>(v % span);
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + v % span);
 }
 
 double Rng::exponential(double rate) { return -det_log(1.0 - uniform()) / rate; }

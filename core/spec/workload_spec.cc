@@ -25,7 +25,10 @@ void read_length_dist(const Json& j, const std::string& path, const ResourceCata
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
   std::string kind;
-  if (!r.get_enum("dist", kind, {"fixed", "uniform", "lognormal", "cdf"}, true)) return;
+  if (!r.get_enum("dist", kind, {"fixed", "uniform", "lognormal", "cdf"}, true)) {
+    r.ignore({"value", "min", "max", "median", "sigma", "cdf", "scale"});  // report the bad "dist", not its fields
+    return;
+  }
   if (kind == "fixed") {
     d.kind = LengthDist::Kind::kFixed;
     r.get_int("value", d.value, 1, kMaxLen, true);
@@ -52,7 +55,10 @@ void read_lengths(const Json& j, const std::string& path, const ResourceCatalog&
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
   std::string source;
-  if (!r.get_enum("source", source, {"trace", "cdf_total"}, true)) return;
+  if (!r.get_enum("source", source, {"trace", "cdf_total"}, true)) {
+    r.ignore({"trace", "order", "cdf", "output_fraction"});  // report the bad "source", not its fields
+    return;
+  }
   if (source == "trace") {
     l.source = LengthSpec::Source::kTrace;
     if (r.get_string("trace", l.trace, true, 128)) check_listed(catalog, "traces", l.trace, r.path("trace"), errors);
@@ -71,7 +77,11 @@ void read_arrival(const Json& j, const std::string& path, const ResourceCatalog&
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
   std::string process;
-  if (!r.get_enum("process", process, {"poisson", "closed_loop", "trace"}, true)) return;
+  if (!r.get_enum("process", process, {"poisson", "closed_loop", "trace"}, true)) {
+    // Report the bad "process", not its fields as unknown keys.
+    r.ignore({"request_rate", "burstiness", "max_concurrency", "think_time_ms", "trace", "time_scale"});
+    return;
+  }
   r.get_int("max_concurrency", a.max_concurrency, 1, 1'000'000, process == "closed_loop");
   if (process == "poisson") {
     a.process = ArrivalSpec::Process::kPoisson;

@@ -31,6 +31,7 @@ std::string parse_trace_csv(const std::string& text, TraceTable& out) {
   std::size_t pos = 0;
   int col_arrival = -1, col_in = -1, col_out = -1;
   std::size_t line_no = 0;
+  bool header_seen = false;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
     std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
@@ -39,13 +40,14 @@ std::string parse_trace_csv(const std::string& text, TraceTable& out) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     auto cells = split(line);
-    if (line_no == 1) {
+    if (!header_seen) {
+      header_seen = true;
       for (std::size_t i = 0; i < cells.size(); ++i) {
         if (cells[i] == "arrival_ms") col_arrival = static_cast<int>(i);
         if (cells[i] == "input_tokens") col_in = static_cast<int>(i);
         if (cells[i] == "output_tokens") col_out = static_cast<int>(i);
       }
-      if (col_in < 0 || col_out < 0) return "line 1: header must name input_tokens and output_tokens";
+      if (col_in < 0 || col_out < 0) return "line " + std::to_string(line_no) + ": header must name input_tokens and output_tokens";
       continue;
     }
     double in = 0, outv = 0, at = 0;

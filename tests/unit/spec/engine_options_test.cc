@@ -1,0 +1,77 @@
+#include "core/spec/engine_options.h"
+
+#include <catch2/catch.hpp>
+
+using namespace servesim;
+
+TEST_CASE("engine defaults follow vLLM", "[spec][engine_options]") {
+  const EngineOptions o;
+  CHECK(o.max_num_seqs == 256);
+  CHECK(o.max_num_batched_tokens == 8192);
+  CHECK(o.block_size == 16);
+  CHECK(o.gpu_memory_utilization == 0.9);
+  CHECK(o.enable_chunked_prefill);
+}
+
+TEST_CASE("engine fields present override the given options and the rest are kept", "[spec][engine_options]") {
+  EngineOptions o;
+  Errors e;
+  read_engine_options({{"max_num_seqs", 128}}, "/engine", o, e);
+  read_engine_options({{"block_size", 32}, {"kv_cache_dtype", "fp8"}, {"cuda_graph_sizes", {1, 2, 4}}},
+                      "/deployment/roles/0/engine", o, e);
+  INFO(e.joined());
+  REQUIRE(e.ok());
+  CHECK(o.max_num_seqs == 128);
+  CHECK(o.block_size == 32);
+  CHECK(o.kv_cache_dtype == "fp8");
+  CHECK(o.cuda_graph_sizes == std::vector<std::int64_t>{1, 2, 4});
+  CHECK(o.max_num_batched_tokens == 8192);
+}
+
+TEST_CASE("block_size accepts exactly the powers of two from 1 to 256", "[spec][engine_options]") {
+  int accepted = 0;
+  for (int bs = 0; bs <= 600; ++bs) {
+    EngineOptions o;
+    Errors e;
+    read_engine_options({{"block_size", bs}}, "/engine", o, e);
+    const bool pow2 = bs >= 1 && bs <= 256 && (bs & (bs - 1)) == 0;
+    INFO("block_size " << bs);
+    CHECK(e.ok() == pow2);
+    CHECK(o.block_size == (pow2 ? bs : 16));
+    accepted += e.ok();
+  }
+  CHECK(accepted == 9);  // 1, 2, 4, ..., 256
+  for (const Json& v : {Json(-16), Json("16"), Json(true)}) {
+    EngineOptions o;
+    Errors e;
+    read_engine_options({{"block_size", v}}, "/e", o, e);
+    REQUIRE(e.list().size() == 1);
+    CHECK(e.list()[0].to_string() == "/e/block_size: must be a power of two between 1 and 256, got " + describe(v));
+  }
+}
+
+TEST_CASE("a token budget below the sequence cap is refused", "[spec][engine_options]") {
+  EngineOptions o;
+  Errors e;
+  read_engine_options({{"max_num_seqs", 512}, {"max_num_batched_tokens", 256}}, "/engine", o, e);
+  REQUIRE(e.list().size() == 1);
+  CHECK(e.list()[0].to_string() == "/engine/max_num_batched_tokens: must be at least max_num_seqs (512), got 256");
+}
+
+TEST_CASE("enum engine fields list what is allowed", "[spec][engine_options]") {
+  EngineOptions o;
+  Errors e;
+  read_engine_options({{"dtype", "int4"}, {"backend", "sglang"}}, "/engine", o, e);
+  REQUIRE(e.list().size() == 2);
+  CHECK(e.list()[0].to_string() == "/engine/backend: must be one of: vllm; got \"sglang\"");
+  CHECK(e.list()[1].to_string() == "/engine/dtype: must be one of: bfloat16, float16, fp8; got \"int4\"");
+  CHECK(o.dtype == "bfloat16");
+}
+
+TEST_CASE("dtype sizes in bytes", "[spec][engine_options]") {
+  CHECK(dtype_bytes("fp8") == 1.0);
+  CHECK(dtype_bytes("fp8_e5m2") == 1.0);
+  CHECK(dtype_bytes("bfloat16") == 2.0);
+  CHECK(dtype_bytes("float16") == 2.0);
+  CHECK(dtype_bytes("float32") == 4.0);
+}
