@@ -28,7 +28,8 @@ class RoundRobinRouter : public Router {
   std::size_t next_ = 0;
 };
 
-/// The replica with the fewest outstanding (unprefilled prompt + ungenerated output) tokens; ties go to
+/// The replica with the fewest outstanding tokens (prompts not yet past their first token + ungenerated
+/// output); ties go to
 /// the lowest index.
 class LeastOutstandingTokensRouter : public Router {
  public:

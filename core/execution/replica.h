@@ -46,7 +46,7 @@ class Replica : public EventHandler {
   int role_index() const { return role_index_; }
   const KvBlockManager& kv() const { return kv_; }
   const Scheduler& scheduler() const { return *scheduler_; }
-  /// Prompt tokens not yet prefilled plus output tokens not yet generated, over its requests.
+  /// Over its requests: the whole prompt until the first token, plus output tokens not yet generated.
   std::int64_t outstanding_tokens() const { return outstanding_; }
   std::int64_t iterations() const { return iterations_; }
   SimTime busy_time() const { return busy_ns_; }

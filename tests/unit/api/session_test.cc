@@ -1,0 +1,172 @@
+#include "core/api/session.h"
+
+#include <cstdint>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+/// FNV-1a, 64 bit: a hash that is the same on every platform (std::hash is not).
+std::uint64_t fnv1a64(const std::string& s) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::unique_ptr<Session> make_session(const nlohmann::json& scenario) {
+  Errors errors;
+  auto s = Session::create(scenario.dump(), test::profiles_loader(), errors);
+  INFO(errors.joined());
+  REQUIRE(s != nullptr);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("FNV-1a 64 of known strings matches the reference values", "[api][session]") {
+  CHECK(fnv1a64("") == 0xcbf29ce484222325ULL);
+  CHECK(fnv1a64("a") == 0xaf63dc4c8601ec8cULL);
+  CHECK(fnv1a64("foobar") == 0x85944171f73967e8ULL);
+}
+
+TEST_CASE("two runs of the same scenario give byte-identical results", "[api][session]") {
+  const std::string text = test::small_scenario().dump();
+  const std::string a = test::run_scenario_text(text);
+  const std::string b = test::run_scenario_text(text);
+  CHECK(a.size() > 1000);
+  CHECK(a == b);
+}
+
+TEST_CASE("a different seed changes the result", "[api][session]") {
+  nlohmann::json sc = test::small_scenario();
+  const std::string a = test::run_scenario_text(sc.dump());
+  sc["seed"] = 8;
+  const std::string b = test::run_scenario_text(sc.dump());
+  CHECK(a != b);
+  SessionOptions opt;
+  opt.seed = 8;  // the option overrides the scenario's seed
+  const std::string c = test::run_scenario_text(test::small_scenario().dump(), opt);
+  CHECK(c == b);
+}
+
+TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
+  // Pinned on purpose: any change to the simulated model, the result layout or number formatting changes it.
+  // When such a change is intended, rerun this test and update the value in the same commit, saying why.
+  const std::string text = test::run_scenario_text(test::small_scenario().dump());
+  INFO("result hash is " << fnv1a64(text));
+  CHECK(fnv1a64(text) == 0x4454372eb89ef2aaULL);  // 4923620966428242602
+}
+
+TEST_CASE("cancel mid-run reports status cancelled with the unfinished requests failed", "[api][session]") {
+  auto s = make_session(test::small_scenario());
+  const Progress p = s->step(200);
+  REQUIRE_FALSE(p.finished);
+  REQUIRE(p.requests_done < 50);
+  s->cancel();
+  const Progress q = s->progress();
+  CHECK(q.finished);
+  CHECK(q.status == "cancelled");
+  CHECK(q.requests_done == 50);
+  const auto r = nlohmann::json::parse(s->result_json());
+  CHECK(r["status"] == "cancelled");
+  CHECK(r["message"] == "cancelled by the user");
+  REQUIRE(r["failures"].size() == 1);
+  CHECK(r["failures"][0]["reason"] == "run cancelled before the request finished");
+  CHECK(r["failures"][0]["count"].get<int>() == 50 - p.requests_done);
+  // A cancelled session does no more work.
+  CHECK(s->step(1000).events == q.events);
+}
+
+TEST_CASE("step never processes more events than its budget", "[api][session]") {
+  auto s = make_session(test::small_scenario());
+  std::uint64_t last = 0;
+  int steps = 0;
+  Progress p;
+  do {
+    p = s->step(37);
+    CHECK(p.events - last <= 37);
+    CHECK(p.events >= last);
+    last = p.events;
+    ++steps;
+  } while (!p.finished && steps < 100000);
+  CHECK(p.status == "completed");
+  CHECK(p.requests_done == 50);
+  CHECK(steps > 10);
+  CHECK(s->step(0).events == last);
+  // Stepping in small slices gives the same result as running in large ones.
+  CHECK(s->result_json() == test::run_scenario_text(test::small_scenario().dump()));
+}
+
+TEST_CASE("a small /limits/max_events stops the run with a message", "[api][session]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["workload"]["output_len"]["value"] = 512;  // ~5000 events when unlimited
+  sc["limits"] = {{"max_events", 1000}};
+  const auto r = test::run_scenario(sc.dump());
+  CHECK(r["status"] == "stopped");
+  CHECK_THAT(r["message"].get<std::string>(), Catch::Contains("event budget of 1000"));
+  CHECK(r["sim"]["events"] == 1000);
+  CHECK(r["summary"]["completed"].get<int>() + r["summary"]["failed"].get<int>() == 50);
+  CHECK(r["summary"]["failed"].get<int>() > 0);
+}
+
+TEST_CASE("requests longer than max_model_len fail with a reason", "[api][session]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["workload"]["input_len"] = {{"dist", "uniform"}, {"min", 500}, {"max", 1500}};
+  sc["engine"] = {{"max_model_len", 1024}};
+  sc["output"] = {{"requests", true}};
+  const auto r = test::run_scenario(sc.dump());
+  CHECK(r["status"] == "completed");
+  REQUIRE(r["failures"].size() == 1);
+  CHECK(r["failures"][0]["reason"] == "prompt + output tokens exceed max_model_len (1024)");
+  const int failed = r["failures"][0]["count"];
+  CHECK(failed > 0);
+  CHECK(failed < 50);
+  CHECK(r["summary"]["completed"].get<int>() == 50 - failed);
+  const auto& q = r["requests"];
+  int seen = 0;
+  for (std::size_t i = 0; i < 50; ++i) {
+    const bool too_long = q["prompt_tokens"][i].get<int>() + 64 > 1024;
+    CHECK(q["failed"][i].get<int>() == (too_long ? 1 : 0));
+    seen += too_long;
+  }
+  CHECK(seen == failed);
+}
+
+TEST_CASE("validate_scenario_json reports ok false with the JSON paths of the errors", "[api][session]") {
+  nlohmann::json sc = test::small_scenario();
+  const auto good = nlohmann::json::parse(validate_scenario_json(sc.dump(), test::profiles_loader()));
+  CHECK(good["ok"] == true);
+  CHECK(good["errors"].empty());
+  sc["engine"] = {{"block_size", 24}};
+  sc["workload"]["output_len"]["value"] = 0;
+  sc.erase("deployment");
+  const auto bad = nlohmann::json::parse(validate_scenario_json(sc.dump(), test::profiles_loader()));
+  CHECK(bad["ok"] == false);
+  std::set<std::string> paths;
+  for (const auto& e : bad["errors"]) {
+    paths.insert(e["path"].get<std::string>());
+    CHECK_FALSE(e["message"].get<std::string>().empty());
+  }
+  CHECK(paths.count("/engine/block_size") == 1);
+  CHECK(paths.count("/workload/output_len/value") == 1);
+  CHECK(paths.count("/deployment") == 1);
+  // Memory fit is checked too: a 70B on one H100.
+  nlohmann::json big = test::small_scenario();
+  big["model"] = "Llama-3.1-70B";
+  const auto nofit = nlohmann::json::parse(validate_scenario_json(big.dump(), test::profiles_loader()));
+  CHECK(nofit["ok"] == false);
+  REQUIRE(nofit["errors"].size() == 1);
+  CHECK(nofit["errors"][0]["path"] == "/deployment/roles/0");
+  CHECK_THAT(nofit["errors"][0]["message"].get<std::string>(), Catch::Contains("weights"));
+  // Not JSON at all.
+  const auto junk = nlohmann::json::parse(validate_scenario_json("{\"version\": ", test::profiles_loader()));
+  CHECK(junk["ok"] == false);
+  CHECK(junk["errors"].size() >= 1);
+}

@@ -1,0 +1,126 @@
+#include "core/execution/replica.h"
+
+#include <catch2/catch.hpp>
+
+using namespace servesim;
+
+namespace {
+
+/// Every iteration takes exactly 1 ms, whatever its shape.
+struct FixedCost : CostModel {
+  std::vector<BatchShape> shapes;
+  BatchCost price(const BatchShape& shape) override {
+    shapes.push_back(shape);
+    BatchCost c;
+    c.by_family[static_cast<int>(OpFamily::kOverhead)] = kNsPerMs;
+    c.total = kNsPerMs;
+    return c;
+  }
+  PriceSource source(OpFamily) const override { return PriceSource::kRoofline; }
+  std::string describe() const override { return "fixed 1 ms"; }
+};
+
+struct Recorder : ReplicaObserver {
+  std::vector<SimTime> token_times;
+  std::vector<std::int64_t> blocks_after;  // KV blocks in use at the end of each iteration
+  std::vector<std::pair<SimTime, SimTime>> spans;
+  int finished = 0;
+  void on_iteration(const Replica& replica, const Batch&, SimTime start, SimTime end, const BatchCost&) override {
+    blocks_after.push_back(replica.kv().used_blocks());
+    spans.emplace_back(start, end);
+  }
+  void on_token(const Request&, SimTime now) override { token_times.push_back(now); }
+  void on_finished(Simulator&, Request&) override { ++finished; }
+};
+
+}  // namespace
+
+TEST_CASE("one request of prompt 100 and output 5 under a 64-token budget takes 2 prefill chunks then 4 decodes",
+          "[execution][replica]") {
+  EngineOptions e;
+  e.max_num_batched_tokens = 64;
+  e.max_num_seqs = 8;
+  e.enable_chunked_prefill = true;
+  e.enforce_eager = true;
+  e.block_size = 16;
+  e.kv_watermark = 0.0;
+  FixedCost cost;
+  Recorder obs;
+  ClusterCounters counters;
+  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
+  Simulator sim;
+  Request r;
+  r.prompt_tokens = 100;
+  r.output_tokens = 5;
+  rep.enqueue(sim, &r);
+  CHECK(rep.outstanding_tokens() == 105);
+  sim.run(1000);
+
+  REQUIRE(cost.shapes.size() == 6);
+  REQUIRE(cost.shapes[0].prefills.size() == 1);
+  CHECK(cost.shapes[0].prefills[0].q == 64);
+  CHECK(cost.shapes[0].num_sampled == 0);
+  REQUIRE(cost.shapes[1].prefills.size() == 1);
+  CHECK(cost.shapes[1].prefills[0].q == 36);
+  CHECK(cost.shapes[1].prefills[0].context == 100);
+  CHECK(cost.shapes[1].num_sampled == 1);
+  for (int i = 2; i < 6; ++i) {
+    CHECK(cost.shapes[i].num_decode == 1);
+    CHECK(cost.shapes[i].prefills.empty());
+    CHECK(cost.shapes[i].decode_context_sum == 100 + i - 1);  // token 101 attends to 101 keys, ...
+  }
+
+  CHECK(r.first_scheduled == 0);
+  CHECK(r.first_token == 2 * kNsPerMs);  // TTFT: two iterations
+  CHECK(obs.token_times == std::vector<SimTime>{2 * kNsPerMs, 3 * kNsPerMs, 4 * kNsPerMs, 5 * kNsPerMs, 6 * kNsPerMs});
+  CHECK(r.finished == 6 * kNsPerMs);
+  CHECK(r.last_token == 6 * kNsPerMs);
+  CHECK(r.generated == r.output_tokens);
+  CHECK(r.state == RequestState::kFinished);
+  CHECK(r.prefill_chunks == 2);
+  CHECK(r.preemptions == 0);
+  CHECK(obs.finished == 1);
+
+  CHECK(obs.blocks_after == std::vector<std::int64_t>{4, 7, 7, 7, 7, 0});  // 64 tokens, 100..104, freed
+  CHECK(r.num_blocks == 0);
+  CHECK(rep.kv().used_blocks() == 0);
+  CHECK(rep.outstanding_tokens() == 0);
+  CHECK(rep.iterations() == 6);
+  CHECK(rep.busy_time() == 6 * kNsPerMs);
+  CHECK(counters.running == 0);
+  CHECK(counters.waiting == 0);
+  CHECK(sim.idle());
+  CHECK(sim.now() == 6 * kNsPerMs);
+}
+
+TEST_CASE("a second request arriving mid-run joins the running batch at the next iteration",
+          "[execution][replica]") {
+  EngineOptions e;
+  e.max_num_batched_tokens = 64;
+  e.enforce_eager = true;
+  e.kv_watermark = 0.0;
+  FixedCost cost;
+  Recorder obs;
+  ClusterCounters counters;
+  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
+  Simulator sim;
+  Request a, b;
+  a.prompt_tokens = 10;
+  a.output_tokens = 3;
+  b.id = 1;
+  b.prompt_tokens = 20;
+  b.output_tokens = 2;
+  rep.enqueue(sim, &a);
+  sim.run(1);  // start event: iteration 1 (a's prompt) runs 0..1 ms
+  rep.enqueue(sim, &b);  // arrives while busy at t=0: waits for the iteration to end
+  sim.run(1000);
+  // t=1: a's first token; iteration 2 = a decode + b prompt; t=2: a token 2, b token 1; t=3: both finish.
+  CHECK(a.first_token == 1 * kNsPerMs);
+  CHECK(b.first_scheduled == 1 * kNsPerMs);
+  CHECK(b.first_token == 2 * kNsPerMs);
+  CHECK(a.finished == 3 * kNsPerMs);
+  CHECK(b.finished == 3 * kNsPerMs);
+  CHECK(rep.iterations() == 3);
+  CHECK(rep.kv().used_blocks() == 0);
+  CHECK(obs.finished == 2);
+}

@@ -1,0 +1,175 @@
+#include "core/fidelity/roofline_cost_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/memory_model.h"
+#include "core/spec/resource_catalog.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+ModelSpec bundled_model(const std::string& name) {
+  ModelSpec m;
+  Errors errors;
+  read_model(Json(name), "/model", test::catalog(), m, errors);
+  REQUIRE(errors.ok());
+  return m;
+}
+
+GpuSpec h100() {
+  GpuSpec g;
+  Errors errors;
+  read_gpu(Json("H100-SXM"), "/hardware/gpu", test::catalog(), g, errors);
+  REQUIRE(errors.ok());
+  return g;
+}
+
+Parallelism tp(int n) {
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = n;
+  return p;
+}
+
+BatchShape decode_shape(int n, std::int64_t context) {
+  BatchShape s;
+  s.num_tokens = n;
+  s.num_decode = n;
+  s.num_sampled = n;
+  s.decode_context_sum = n * context;
+  s.decode_context_max = context;
+  return s;
+}
+
+BatchShape prefill_shape(std::int32_t tokens) {
+  BatchShape s;
+  s.num_tokens = tokens;
+  s.num_sampled = 1;
+  s.prefills.push_back({tokens, tokens});
+  return s;
+}
+
+SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int>(f)]; }
+
+}  // namespace
+
+TEST_CASE("decode time grows with the context the batch attends to", "[fidelity][roofline]") {
+  RooflineCostModel cm(bundled_model("Llama-3.1-8B"), h100(), tp(1), EngineOptions{});
+  SimTime prev_total = 0, prev_attn = 0;
+  for (std::int64_t ctx : {128, 1024, 8192, 32768}) {
+    const BatchCost c = cm.price(decode_shape(32, ctx));
+    CHECK(c.total > prev_total);
+    CHECK(fam(c, OpFamily::kAttentionDecode) > prev_attn);
+    prev_total = c.total;
+    prev_attn = fam(c, OpFamily::kAttentionDecode);
+  }
+  // At long context the KV read is memory bound: 32 x 32768 tokens x 131072 B over 0.8 x 3.35 TB/s, + 32 kernels.
+  const double kv_read_ns = 32.0 * 32768 * 131072 / (3.35e12 * 0.8) * 1e9 + 32 * 3000.0;
+  CHECK(static_cast<double>(prev_attn) == Approx(kv_read_ns).epsilon(1e-6));
+}
+
+TEST_CASE("prefill time grows about linearly with tokens once compute bound", "[fidelity][roofline]") {
+  RooflineCostModel cm(bundled_model("Llama-3.1-8B"), h100(), tp(1), EngineOptions{});
+  const BatchCost c2k = cm.price(prefill_shape(2048));
+  const BatchCost c4k = cm.price(prefill_shape(4096));
+  const double gemm_ratio = static_cast<double>(fam(c4k, OpFamily::kGemm)) / fam(c2k, OpFamily::kGemm);
+  CHECK(gemm_ratio == Approx(2.0).epsilon(0.02));
+  const double total_ratio = static_cast<double>(c4k.total) / c2k.total;
+  CHECK(total_ratio > 1.8);
+  CHECK(total_ratio < 2.3);  // attention adds a little more than linear
+  // Compute bound: 2 x params-in-linear-layers x tokens over 0.7 x 989.4 TFLOP/s dominates the GEMM family.
+  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  const double linear_params = 32.0 * (41'943'040.0 + 176'160'768.0);
+  const double gemm_ns = 2.0 * linear_params * 4096 / (989.4e12 * 0.7) * 1e9 + 32 * 4 * 3000.0;
+  CHECK(static_cast<double>(fam(c4k, OpFamily::kGemm)) == Approx(gemm_ns).epsilon(1e-6));
+}
+
+TEST_CASE("tensor parallelism 2 shrinks GEMM time but adds all-reduces", "[fidelity][roofline]") {
+  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  RooflineCostModel one(m, h100(), tp(1), EngineOptions{});
+  RooflineCostModel two(m, h100(), tp(2), EngineOptions{});
+  const BatchShape s = prefill_shape(4096);
+  const BatchCost c1 = one.price(s), c2 = two.price(s);
+  CHECK(fam(c1, OpFamily::kAllReduce) == 0);
+  CHECK(fam(c2, OpFamily::kAllReduce) > 0);
+  CHECK(fam(c2, OpFamily::kGemm) < fam(c1, OpFamily::kGemm));
+  CHECK(static_cast<double>(fam(c2, OpFamily::kGemm)) / fam(c1, OpFamily::kGemm) == Approx(0.5).epsilon(0.03));
+  // 64 all-reduces of 4096 x 4096 x 2 B, ring over 2 GPUs at 0.8 x 450 GB/s, + 10 us each.
+  const double ar_ns = 64 * (2.0 * 1 / 2 * 4096.0 * 4096 * 2 / (450e9 * 0.8) * 1e9 + 10'000);
+  CHECK(static_cast<double>(fam(c2, OpFamily::kAllReduce)) == Approx(ar_ns).epsilon(1e-6));
+  CHECK(two.all_reduce_ns(1e6, 1) == 0);
+}
+
+TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fidelity][roofline]") {
+  // A small model: 16 layers of cheap kernels, so launching 11 kernels/layer (5 us each) costs more than the GPU work.
+  ModelSpec m;
+  m.name = "tiny";
+  m.hidden_size = 1024;
+  m.num_hidden_layers = 16;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 8;
+  m.head_dim = 64;
+  m.intermediate_size = 4096;
+  m.vocab_size = 32000;
+  m.max_position_embeddings = 4096;
+  RooflineCostModel cm(m, h100(), tp(1), EngineOptions{});
+  BatchShape eager = decode_shape(1, 100);
+  BatchShape graph = eager;
+  graph.cuda_graph = true;
+  const BatchCost ce = cm.price(eager), cg = cm.price(graph);
+  SimTime gpu = 0;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    if (f != static_cast<int>(OpFamily::kOverhead)) gpu += cg.by_family[f];
+  const double launch_ns = 5000.0 * 11 * 16;
+  REQUIRE(launch_ns > static_cast<double>(gpu));
+  CHECK(ce.total > cg.total);
+  const double extra = static_cast<double>(fam(ce, OpFamily::kOverhead) - fam(cg, OpFamily::kOverhead));
+  CHECK(extra == Approx(launch_ns - static_cast<double>(gpu)).margin(1.0));
+  // Graph mode: only the CPU iteration (0.6 ms) and one request's bookkeeping (4 us).
+  CHECK(fam(cg, OpFamily::kOverhead) == 600'000 + 4'000);
+}
+
+TEST_CASE("an 8B decode step at batch 1 on an H100 is within physical bounds", "[fidelity][roofline]") {
+  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  const GpuSpec g = h100();
+  RooflineCostModel cm(m, g, tp(1), EngineOptions{});
+  BatchShape s = decode_shape(1, 512);
+  s.cuda_graph = true;
+  const BatchCost c = cm.price(s);
+  const double weights_ns = m.param_count() * 2 / (g.hbm_tb_s * 1e12) * 1e9;  // ~4.79 ms: every weight read once
+  CHECK(weights_ns == Approx(4.794e6).epsilon(0.001));
+  CHECK(static_cast<double>(c.total) >= weights_ns);
+  CHECK(static_cast<double>(c.total) < 3 * weights_ns);
+}
+
+TEST_CASE("price attributes time to op families and the total is their sum", "[fidelity][roofline]") {
+  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  RooflineCostModel cm(m, h100(), tp(1), EngineOptions{});
+  BatchShape mixed = decode_shape(16, 2000);
+  mixed.prefills.push_back({512, 1024});
+  mixed.num_tokens += 512;
+  mixed.num_sampled += 1;
+  for (const BatchShape& s : {decode_shape(4, 100), prefill_shape(1000), mixed}) {
+    const BatchCost c = cm.price(s);
+    SimTime sum = 0;
+    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+      CHECK(c.by_family[f] >= 0);
+      sum += c.by_family[f];
+    }
+    CHECK(c.total == sum);
+    CHECK(fam(c, OpFamily::kGemm) > 0);
+    CHECK(fam(c, OpFamily::kNorm) > 0);
+    CHECK(fam(c, OpFamily::kLmHead) > 0);
+    CHECK(fam(c, OpFamily::kOverhead) > 0);
+    CHECK(fam(c, OpFamily::kAllReduce) == 0);    // TP 1
+    CHECK(fam(c, OpFamily::kPipelineP2p) == 0);  // PP 1
+    CHECK((fam(c, OpFamily::kAttentionPrefill) > 0) == !s.prefills.empty());
+    CHECK((fam(c, OpFamily::kAttentionDecode) > 0) == (s.num_decode > 0));
+  }
+  Parallelism pp2;
+  pp2.pp = 2;
+  RooflineCostModel piped(m, h100(), pp2, EngineOptions{});
+  CHECK(fam(piped.price(prefill_shape(1000)), OpFamily::kPipelineP2p) > 0);
+  CHECK(cm.source(OpFamily::kGemm) == PriceSource::kRoofline);
+}
