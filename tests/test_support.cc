@@ -37,6 +37,24 @@ nlohmann::json run_scenario(const std::string& scenario_json, const SessionOptio
   return nlohmann::json::parse(run_scenario_text(scenario_json, options));
 }
 
+ModelSpec bundled_model(const std::string& name) {
+  ModelSpec m;
+  Errors errors;
+  read_model(Json(name), "/model", catalog(), m, errors);
+  INFO(errors.joined());
+  REQUIRE(errors.ok());
+  return m;
+}
+
+GpuSpec bundled_gpu(const std::string& name) {
+  GpuSpec g;
+  Errors errors;
+  read_gpu(Json(name), "/hardware/gpu", catalog(), g, errors);
+  INFO(errors.joined());
+  REQUIRE(errors.ok());
+  return g;
+}
+
 nlohmann::json small_scenario() {
   return nlohmann::json::parse(R"({
     "version": 1, "name": "small", "seed": 7, "model": "Llama-3.1-8B", "hardware": {"gpu": "H100-SXM"},

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/session.h"
+#include "core/spec/gpu_spec.h"
+#include "core/spec/model_spec.h"
 #include "core/spec/resource_catalog.h"
 
 namespace servesim::test {
@@ -20,6 +22,9 @@ std::string preset_text(const std::string& name);
 nlohmann::json run_scenario(const std::string& scenario_json, const SessionOptions& options = {});
 /// Same, returning the raw result text (for byte comparisons).
 std::string run_scenario_text(const std::string& scenario_json, const SessionOptions& options = {});
+/// A bundled model / GPU by name (REQUIREs that it loads).
+ModelSpec bundled_model(const std::string& name);
+GpuSpec bundled_gpu(const std::string& name);
 /// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.
 nlohmann::json small_scenario();
 

@@ -11,23 +11,6 @@ using namespace servesim;
 
 namespace {
 
-ModelSpec bundled_model(const std::string& name) {
-  ModelSpec m;
-  Errors errors;
-  read_model(Json(name), "/model", test::catalog(), m, errors);
-  INFO(errors.joined());
-  REQUIRE(errors.ok());
-  return m;
-}
-
-GpuSpec h100() {
-  GpuSpec g;
-  Errors errors;
-  read_gpu(Json("H100-SXM"), "/hardware/gpu", test::catalog(), g, errors);
-  INFO(errors.joined());
-  REQUIRE(errors.ok());
-  return g;
-}
 
 /// Llama-3.1-8B from its Hugging Face config.json numbers.
 ModelSpec llama8b_by_hand() {
@@ -55,7 +38,7 @@ Parallelism tp(int n) {
 
 TEST_CASE("the bundled Llama-3.1-8B matches its Hugging Face shape and has about 8.03 B parameters",
           "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const ModelSpec h = llama8b_by_hand();
   CHECK(m.hidden_size == h.hidden_size);
   CHECK(m.num_hidden_layers == h.num_hidden_layers);
@@ -72,8 +55,8 @@ TEST_CASE("the bundled Llama-3.1-8B matches its Hugging Face shape and has about
 
 TEST_CASE("Llama-3.1-8B on one H100 at 0.9 leaves the KV blocks the documented formula gives",
           "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
-  const GpuSpec g = h100();
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
   REQUIRE(g.memory_bytes == 85029158912.0);
   EngineOptions e;  // 0.9, block 16, 8192 batched tokens, 256 seqs, bf16
   const KvBudget b = compute_kv_budget(m, g, tp(1), e);
@@ -99,8 +82,8 @@ TEST_CASE("Llama-3.1-8B on one H100 at 0.9 leaves the KV blocks the documented f
 }
 
 TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCCL buffers", "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
-  const GpuSpec g = h100();
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
   EngineOptions e;
   const KvBudget one = compute_kv_budget(m, g, tp(1), e);
   const KvBudget two = compute_kv_budget(m, g, tp(2), e);
@@ -118,18 +101,18 @@ TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCC
 }
 
 TEST_CASE("Llama-3.1-70B does not fit one H100 and the error names the weights", "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-70B");
+  const ModelSpec m = test::bundled_model("Llama-3.1-70B");
   EngineOptions e;
-  const KvBudget b = compute_kv_budget(m, h100(), tp(1), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(1), e);
   CHECK(b.num_gpu_blocks == 0);
   CHECK_THAT(b.error, Catch::Contains("weights"));
   CHECK(b.weights_bytes > b.usable_bytes);
 }
 
 TEST_CASE("Llama-3.1-70B at tensor parallelism 4 fits an H100 node slice", "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-70B");
+  const ModelSpec m = test::bundled_model("Llama-3.1-70B");
   EngineOptions e;
-  const KvBudget b = compute_kv_budget(m, h100(), tp(4), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(4), e);
   INFO(b.error);
   CHECK(b.error.empty());
   CHECK(b.weights_bytes == Approx(m.param_count() * 2 / 4).epsilon(1e-12));
@@ -138,10 +121,10 @@ TEST_CASE("Llama-3.1-70B at tensor parallelism 4 fits an H100 node slice", "[fid
 }
 
 TEST_CASE("a tiny memory share leaves no KV blocks and says so", "[fidelity][memory]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   EngineOptions e;
   e.gpu_memory_utilization = 0.21;  // 16.6 GiB usable: weights fit (14.96), activations + overhead do not
-  const KvBudget b = compute_kv_budget(m, h100(), tp(1), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(1), e);
   CHECK(b.num_gpu_blocks == 0);
   CHECK_THAT(b.error, Catch::Contains("no memory left for the KV cache"));
 }

@@ -10,21 +10,6 @@ using namespace servesim;
 
 namespace {
 
-ModelSpec bundled_model(const std::string& name) {
-  ModelSpec m;
-  Errors errors;
-  read_model(Json(name), "/model", test::catalog(), m, errors);
-  REQUIRE(errors.ok());
-  return m;
-}
-
-GpuSpec h100() {
-  GpuSpec g;
-  Errors errors;
-  read_gpu(Json("H100-SXM"), "/hardware/gpu", test::catalog(), g, errors);
-  REQUIRE(errors.ok());
-  return g;
-}
 
 Parallelism tp(int n) {
   Parallelism p;
@@ -55,7 +40,7 @@ SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int
 }  // namespace
 
 TEST_CASE("decode time grows with the context the batch attends to", "[fidelity][roofline]") {
-  RooflineCostModel cm(bundled_model("Llama-3.1-8B"), h100(), tp(1), EngineOptions{});
+  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
   SimTime prev_total = 0, prev_attn = 0;
   for (std::int64_t ctx : {128, 1024, 8192, 32768}) {
     const BatchCost c = cm.price(decode_shape(32, ctx));
@@ -70,7 +55,7 @@ TEST_CASE("decode time grows with the context the batch attends to", "[fidelity]
 }
 
 TEST_CASE("prefill time grows about linearly with tokens once compute bound", "[fidelity][roofline]") {
-  RooflineCostModel cm(bundled_model("Llama-3.1-8B"), h100(), tp(1), EngineOptions{});
+  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
   const BatchCost c2k = cm.price(prefill_shape(2048));
   const BatchCost c4k = cm.price(prefill_shape(4096));
   const double gemm_ratio = static_cast<double>(fam(c4k, OpFamily::kGemm)) / fam(c2k, OpFamily::kGemm);
@@ -79,16 +64,16 @@ TEST_CASE("prefill time grows about linearly with tokens once compute bound", "[
   CHECK(total_ratio > 1.8);
   CHECK(total_ratio < 2.3);  // attention adds a little more than linear
   // Compute bound: 2 x params-in-linear-layers x tokens over 0.7 x 989.4 TFLOP/s dominates the GEMM family.
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const double linear_params = 32.0 * (41'943'040.0 + 176'160'768.0);
   const double gemm_ns = 2.0 * linear_params * 4096 / (989.4e12 * 0.7) * 1e9 + 32 * 4 * 3000.0;
   CHECK(static_cast<double>(fam(c4k, OpFamily::kGemm)) == Approx(gemm_ns).epsilon(1e-6));
 }
 
 TEST_CASE("tensor parallelism 2 shrinks GEMM time but adds all-reduces", "[fidelity][roofline]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
-  RooflineCostModel one(m, h100(), tp(1), EngineOptions{});
-  RooflineCostModel two(m, h100(), tp(2), EngineOptions{});
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  RooflineCostModel one(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  RooflineCostModel two(m, test::bundled_gpu("H100-SXM"), tp(2), EngineOptions{});
   const BatchShape s = prefill_shape(4096);
   const BatchCost c1 = one.price(s), c2 = two.price(s);
   CHECK(fam(c1, OpFamily::kAllReduce) == 0);
@@ -113,7 +98,7 @@ TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fideli
   m.intermediate_size = 4096;
   m.vocab_size = 32000;
   m.max_position_embeddings = 4096;
-  RooflineCostModel cm(m, h100(), tp(1), EngineOptions{});
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
   BatchShape eager = decode_shape(1, 100);
   BatchShape graph = eager;
   graph.cuda_graph = true;
@@ -131,8 +116,8 @@ TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fideli
 }
 
 TEST_CASE("an 8B decode step at batch 1 on an H100 is within physical bounds", "[fidelity][roofline]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
-  const GpuSpec g = h100();
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
   RooflineCostModel cm(m, g, tp(1), EngineOptions{});
   BatchShape s = decode_shape(1, 512);
   s.cuda_graph = true;
@@ -144,8 +129,8 @@ TEST_CASE("an 8B decode step at batch 1 on an H100 is within physical bounds", "
 }
 
 TEST_CASE("price attributes time to op families and the total is their sum", "[fidelity][roofline]") {
-  const ModelSpec m = bundled_model("Llama-3.1-8B");
-  RooflineCostModel cm(m, h100(), tp(1), EngineOptions{});
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
   BatchShape mixed = decode_shape(16, 2000);
   mixed.prefills.push_back({512, 1024});
   mixed.num_tokens += 512;
@@ -169,7 +154,7 @@ TEST_CASE("price attributes time to op families and the total is their sum", "[f
   }
   Parallelism pp2;
   pp2.pp = 2;
-  RooflineCostModel piped(m, h100(), pp2, EngineOptions{});
+  RooflineCostModel piped(m, test::bundled_gpu("H100-SXM"), pp2, EngineOptions{});
   CHECK(fam(piped.price(prefill_shape(1000)), OpFamily::kPipelineP2p) > 0);
   CHECK(cm.source(OpFamily::kGemm) == PriceSource::kRoofline);
 }
