@@ -52,7 +52,7 @@ OJson role_json(const RoleCluster& rc) {
   }
   OJson j;
   j["name"] = s.name;
-  j["role"] = "C";
+  j["role"] = role_kind_name(s.kind);
   j["gpu"] = s.gpu.name;
   j["replicas"] = s.replicas;
   j["parallelism"] = parallelism_json(s.parallelism);
@@ -114,6 +114,16 @@ std::string SessionImpl::result_json() const {
   j["deployment"] = {{"total_gpus", scenario_.deployment.total_gpus()},
                      {"router", scenario_.deployment.router},
                      {"roles", roles}};
+  if (const KvTransferManager* t = controller_->transfers()) {
+    const auto h = controller_->handoffs();
+    j["disaggregation"] = {{"decode_router", scenario_.deployment.decode_router},
+                           {"sibyl_variant", scenario_.deployment.sibyl.variant},
+                           {"kv_transfers", t->transfers_done()},
+                           {"kv_bytes_moved", t->bytes_moved()},
+                           {"handoffs", h},
+                           {"optimal_assignment_ratio",
+                            h > 0 ? static_cast<double>(controller_->optimal_assignments()) / h : 0.0}};
+  }
   j["model"] = {{"name", scenario_.model.name},
                 {"params_b", scenario_.model.param_count() / 1e9},
                 {"active_params_b", scenario_.model.active_param_count() / 1e9},

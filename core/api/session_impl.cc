@@ -91,6 +91,7 @@ bool SessionImpl::build(const std::string& scenario_json, Errors& errors) {
   // The controller observes replicas, so it exists before the cluster is compiled.
   controller_ = std::make_unique<GlobalController>(cluster_, router, *metrics_, counters_);
   if (!compile_cluster(scenario_, &counters_, controller_.get(), cluster_, errors)) return false;
+  controller_->init_disaggregation(scenario_);
   pool_.resize(static_cast<std::size_t>(scenario_.workload.num_requests));
   controller_->set_pool(&pool_);
   const TraceTable* lt = scenario_.workload.lengths.source == LengthSpec::Source::kTrace ? &length_trace_ : nullptr;

@@ -21,8 +21,11 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     for (int r = 0; r < spec.replicas; ++r) {
       rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
                                                       rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));
+      rc.replicas.back()->set_handoff_after_prefill(spec.kind == RoleKind::kPrefill);
       rc.replica_ptrs.push_back(rc.replicas.back().get());
     }
+    if (spec.kind == RoleKind::kPrefill) out.entry_role = static_cast<int>(out.roles.size());
+    if (spec.kind == RoleKind::kDecode) out.decode_role = static_cast<int>(out.roles.size());
     out.roles.push_back(std::move(rc));
   }
   for (auto& rc : out.roles)

@@ -24,6 +24,8 @@ struct RoleCluster {
 struct Cluster {
   std::vector<RoleCluster> roles;
   std::vector<Replica*> all_replicas;  ///< global replica index -> replica
+  int entry_role = 0;      ///< where new requests go: C, or P when disaggregated
+  int decode_role = -1;    ///< D when disaggregated
 };
 
 /// Builds the cluster; returns false with errors (named by JSON path) when a role's model does not fit.

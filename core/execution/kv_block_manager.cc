@@ -29,6 +29,17 @@ void KvBlockManager::free(Request& r) {
   SERVESIM_CHECK(free_ <= num_blocks_, "KV blocks freed twice");
 }
 
+void KvBlockManager::hold(Request& r) {
+  r.held_blocks += r.num_blocks;
+  r.num_blocks = 0;
+}
+
+void KvBlockManager::release_held(Request& r) {
+  free_ += r.held_blocks;
+  r.held_blocks = 0;
+  SERVESIM_CHECK(free_ <= num_blocks_, "held KV blocks released twice");
+}
+
 std::int64_t KvBlockManager::max_admissible_tokens() const {
   return (num_blocks_ - watermark_blocks_) * block_size_;
 }

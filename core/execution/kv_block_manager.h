@@ -19,6 +19,11 @@ class KvBlockManager {
   bool allocate(Request& r, std::int64_t total_tokens, bool admission);
   /// Returns all of `r`'s blocks to the pool.
   void free(Request& r);
+  /// Moves `r`'s blocks to its held count: still allocated here, but no longer the request's working set
+  /// (prefill-side KV waiting for the decode side to pull it).
+  void hold(Request& r);
+  /// Returns blocks held by `hold` once the transfer is done.
+  void release_held(Request& r);
   /// Largest request (in tokens) that can ever be admitted on an empty replica.
   std::int64_t max_admissible_tokens() const;
   std::int64_t num_blocks() const { return num_blocks_; }

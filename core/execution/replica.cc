@@ -44,6 +44,16 @@ void Replica::enqueue(Simulator& sim, Request* r) {
   }
 }
 
+void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
+  r->replica = index_;
+  outstanding_ += static_cast<std::int64_t>(r->output_tokens) - r->generated;
+  scheduler_->add(r);
+  if (!busy_ && !start_pending_) {
+    start_pending_ = true;
+    sim.schedule(sim.now(), this, kStart);
+  }
+}
+
 void Replica::on_event(Simulator& sim, const Event& ev) {
   if (ev.kind == kStart) {
     start_pending_ = false;
@@ -115,14 +125,22 @@ void Replica::finish_iteration(Simulator& sim) {
       kv_.free(r);
       r.state = RequestState::kFinished;
       r.finished = now;
+    } else if (handoff_after_prefill_ && r.generated == 1) {
+      // The prompt's KV (and the first token) now wait for the decode role to pull them.
+      kv_.hold(r);
+      r.state = RequestState::kTransferring;
+      r.prefill_done = now;
+      outstanding_ -= static_cast<std::int64_t>(r.output_tokens) - r.generated;
     }
   }
   scheduler_->remove_finished();
   ++iterations_;
   busy_ns_ += now - batch_start_;
   observer_->on_iteration(*this, batch_, batch_start_, now, batch_cost_);
-  for (const ScheduledItem& it : batch_.items)
+  for (const ScheduledItem& it : batch_.items) {
     if (it.req->state == RequestState::kFinished && it.req->finished == now) observer_->on_finished(sim, *it.req);
+    else if (it.req->state == RequestState::kTransferring && it.req->prefill_done == now) observer_->on_handoff(sim, *it.req);
+  }
   busy_ = false;
   if (scheduler_->has_work()) start_iteration(sim);
 }

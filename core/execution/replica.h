@@ -28,6 +28,8 @@ class ReplicaObserver {
   virtual void on_token(const Request& req, SimTime now) = 0;
   /// `req` produced its last token; its blocks are already freed.
   virtual void on_finished(Simulator& sim, Request& req) = 0;
+  /// A prefill-role replica finished `req`'s prompt; its KV blocks are held until the decode side pulls them.
+  virtual void on_handoff(Simulator& sim, Request& req) {}
 };
 
 /// Runtime adapters enabled by engine options, in hook order.
@@ -40,6 +42,11 @@ class Replica : public EventHandler {
           ClusterCounters* counters, ReplicaObserver* observer);
   /// Accepts a routed request; starts an iteration if idle.
   void enqueue(Simulator& sim, Request* r);
+  /// Accepts a request whose prompt KV arrived from a prefill role (blocks already allocated here).
+  void enqueue_prefilled(Simulator& sim, Request* r);
+  /// Prefill role: hand requests off after their prompt instead of decoding them.
+  void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
+  KvBlockManager& kv_mutable() { return kv_; }
   void on_event(Simulator& sim, const Event& ev) override;
 
   int index() const { return index_; }
@@ -71,6 +78,7 @@ class Replica : public EventHandler {
   SimTime batch_start_ = 0;
   bool busy_ = false;
   bool start_pending_ = false;
+  bool handoff_after_prefill_ = false;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime busy_ns_ = 0;

@@ -28,11 +28,11 @@ struct ClusterCounters {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  /// A new request routed to this replica.
+  /// A new request routed to this replica (or arriving with its KV already in place from a prefill role).
   virtual void add(Request* r) = 0;
   /// Forms the next batch into `out` (cleared by the caller), allocating KV blocks and preempting if needed.
   virtual void schedule(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out) = 0;
-  /// Drops finished requests from the running set (their blocks are already freed).
+  /// Drops requests that left (finished, or handed off to a decode role) from the running set.
   virtual void remove_finished() = 0;
   virtual bool has_work() const = 0;
   virtual std::int64_t num_waiting() const = 0;

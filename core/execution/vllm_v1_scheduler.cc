@@ -23,6 +23,11 @@ void VllmV1Scheduler::preempt(Request* r, KvBlockManager& kv, Batch& out) {
   out.preempted.push_back(r);
 }
 
+/// A chunk is prompt work unless it is exactly the one new token of a request whose KV is otherwise complete.
+static bool is_prefill(const Request& r, std::int64_t n) {
+  return r.num_computed + n < r.num_tokens() || n > 1 || r.generated == 0;
+}
+
 static std::int64_t chunk_size(const Request& r, const SchedulerLimits& lim, std::int64_t budget) {
   std::int64_t n = r.num_tokens() - r.num_computed;
   if (lim.long_prefill_token_threshold > 0) n = std::min(n, lim.long_prefill_token_threshold);
@@ -47,8 +52,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
       }
     }
     if (!ok) break;
-    const bool prefill = r->num_computed + n < r->num_tokens() || n > 1 || r->generated == 0;
-    out.items.push_back({r, static_cast<std::int32_t>(n), prefill});
+    out.items.push_back({r, static_cast<std::int32_t>(n), is_prefill(*r, n)});
     budget -= n;
     ++i;
   }
@@ -65,14 +69,16 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
     ++counters_->running;
     r->state = RequestState::kRunning;
     running_.push_back(r);
-    out.items.push_back({r, static_cast<std::int32_t>(n), true});
+    out.items.push_back({r, static_cast<std::int32_t>(n), is_prefill(*r, n)});
     budget -= n;
   }
 }
 
 void VllmV1Scheduler::remove_finished() {
   const auto before = running_.size();
-  running_.erase(std::remove_if(running_.begin(), running_.end(), [](const Request* r) { return r->done(); }),
+  // Finished requests and prefills handed off to a decode role both leave the running set.
+  running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                [](const Request* r) { return r->state != RequestState::kRunning; }),
                  running_.end());
   counters_->running -= static_cast<std::int64_t>(before - running_.size());
 }

@@ -32,6 +32,17 @@ double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bp
   return per_gpu * bpp;
 }
 
+static double kv_element_bytes(const EngineOptions& e) {
+  // FP8 weights keep a 16-bit cache unless kv_cache_dtype says otherwise.
+  return e.kv_cache_dtype == "auto" ? (e.dtype == "fp8" ? 2.0 : dtype_bytes(e.dtype)) : dtype_bytes(e.kv_cache_dtype);
+}
+
+double kv_bytes_per_token_model(const ModelSpec& m, const EngineOptions& e) {
+  const double layers = static_cast<double>(m.num_hidden_layers);
+  if (m.is_mla()) return layers * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_element_bytes(e);
+  return 2.0 * layers * static_cast<double>(m.num_key_value_heads) * m.head_dim * kv_element_bytes(e);
+}
+
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
                            MemoryConstants k) {
   KvBudget b;
@@ -51,8 +62,7 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
                        2.0 * e.max_num_seqs * (static_cast<double>(m.vocab_size) / p.tp_attn) * 4.0;
   b.overhead_bytes = k.non_torch_bytes + (p.tp_attn * p.dp_attn > 1 ? k.nccl_bytes_per_tp_group : 0.0);
 
-  const double kv_elem = e.kv_cache_dtype == "auto" ? (e.dtype == "fp8" ? 2.0 : dtype_bytes(e.dtype))
-                                                    : dtype_bytes(e.kv_cache_dtype);
+  const double kv_elem = kv_element_bytes(e);
   const double layers = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp);
   if (m.is_mla()) {
     b.kv_bytes_per_token = layers * static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_elem;

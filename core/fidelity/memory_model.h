@@ -35,6 +35,9 @@ struct MemoryConstants {
 KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                            const EngineOptions& engine, MemoryConstants k = {});
 
+/// KV bytes of one token over the whole model (all layers and KV heads): what a P -> D transfer moves.
+double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& engine);
+
 /// Parameter bytes held by one GPU of the largest pipeline stage.
 double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param);
 

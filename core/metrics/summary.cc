@@ -23,7 +23,7 @@ void put_stats(nlohmann::ordered_json& j, const char* metric, const Stats& s) {
 
 nlohmann::ordered_json build_summary(const std::vector<Request>& pool, const MetricsCollector& m,
                                      const SummaryContext& ctx) {
-  std::vector<double> ttft, tpot, e2el, queue;
+  std::vector<double> ttft, tpot, e2el, queue, transfer, transfer_wait;
   std::int64_t completed = 0, failed = 0, in_tokens = 0, out_tokens = 0, good = 0, preemptions = 0;
   for (const Request& r : pool) {
     if (r.state == RequestState::kFailed) {
@@ -40,6 +40,10 @@ nlohmann::ordered_json build_summary(const std::vector<Request>& pool, const Met
     ttft.push_back(t_ttft);
     e2el.push_back(t_e2el);
     queue.push_back(as_ms(r.first_scheduled - r.arrival));
+    if (r.transfer_end >= 0) {
+      transfer.push_back(as_ms(r.transfer_end - r.transfer_start));
+      transfer_wait.push_back(as_ms(r.transfer_start - r.prefill_done));
+    }
     double t_tpot = 0;
     if (r.generated > 1) {
       t_tpot = (t_e2el - t_ttft) / (r.generated - 1);
@@ -73,6 +77,11 @@ nlohmann::ordered_json build_summary(const std::vector<Request>& pool, const Met
   put_stats(j, "itl", compute_weighted_stats(itl));
   put_stats(j, "e2el", compute_stats(e2el));
   put_stats(j, "queue", compute_stats(queue));
+  if (!transfer.empty()) {
+    // P/D only: KV transfer time, and the wait for decode-side blocks before it (back-pressure).
+    put_stats(j, "kv_transfer", compute_stats(transfer));
+    put_stats(j, "kv_transfer_wait", compute_stats(transfer_wait));
+  }
   j["preemptions"] = preemptions;
   j["makespan_s"] = dur;
   j["num_gpus"] = ctx.num_gpus;

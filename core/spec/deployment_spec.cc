@@ -6,6 +6,15 @@
 
 namespace servesim {
 
+const char* role_kind_name(RoleKind k) {
+  switch (k) {
+    case RoleKind::kColocated: return "C";
+    case RoleKind::kPrefill: return "P";
+    case RoleKind::kDecode: return "D";
+  }
+  return "?";
+}
+
 long DeploymentSpec::total_gpus() const {
   long n = 0;
   for (const auto& r : roles) n += static_cast<long>(r.replicas) * r.parallelism.world_size();
@@ -40,6 +49,36 @@ void read_parallelism(ObjectReader& role, Parallelism& p, Errors& errors) {
   p.tp_attn = p.tp_ffn = tp;
 }
 
+/// Either one co-located role C, or exactly one P and one D role.
+void check_role_mix(ObjectReader& r, const DeploymentSpec& d, Errors& errors) {
+  int c = 0, p = 0, dd = 0;
+  for (const auto& role : d.roles) {
+    c += role.kind == RoleKind::kColocated;
+    p += role.kind == RoleKind::kPrefill;
+    dd += role.kind == RoleKind::kDecode;
+  }
+  const bool ok = (c == 1 && p == 0 && dd == 0) || (c == 0 && p == 1 && dd == 1);
+  if (!ok && !d.roles.empty())
+    errors.add(r.path("roles"), "must be one co-located role C, or one prefill role P and one decode role D; got " +
+                                    std::to_string(c) + " C, " + std::to_string(p) + " P, " + std::to_string(dd) + " D");
+}
+
+void read_kv_transfer(const Json& j, const std::string& path, KvTransferSpec& t, Errors& errors) {
+  ObjectReader r(j, path, errors);
+  r.get_enum("link", t.link, {"inter_node", "nvlink"});
+  r.get_number("bandwidth_gb_s", t.bandwidth_gb_s, 0, 1e5, false, true);
+  r.get_number("efficiency", t.efficiency, 0, 1, false, true);
+  r.get_number("latency_us", t.latency_us, 0, 1e6);
+}
+
+void read_sibyl(const Json& j, const std::string& path, SibylSpec& s, Errors& errors) {
+  ObjectReader r(j, path, errors);
+  r.get_enum("variant", s.variant, {"full", "prob_at_1", "no_type1", "no_type2", "no_type3", "request_level"});
+  r.get_int("bucket_tokens", s.bucket_tokens, 1, 65536);
+  r.get_number("ema_alpha", s.ema_alpha, 0, 1, false, true);
+  if (s.ema_alpha >= 1) errors.add(r.path("ema_alpha"), "must be below 1 (alpha in (0, 1))");
+}
+
 }  // namespace
 
 void read_deployment(const Json& j, const std::string& path, const ResourceCatalog& catalog,
@@ -61,10 +100,11 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     RoleSpec role;
     role.engine = engine;
     std::string kind = "C";
-    if (rr.get_enum("role", kind, {"C", "P", "D", "A", "F"}, true) && kind != "C")
+    if (rr.get_enum("role", kind, {"C", "P", "D", "A", "F"}, true) && (kind == "A" || kind == "F"))
       errors.add(rr.path("role"), "role \"" + kind +
-                                      "\" (disaggregated serving) is not available in this version; use \"C\" "
-                                      "(co-located prefill and decode)");
+                                      "\" (attention/FFN disaggregation) is not available in this version; use C, "
+                                      "or P and D");
+    role.kind = kind == "P" ? RoleKind::kPrefill : kind == "D" ? RoleKind::kDecode : RoleKind::kColocated;
     role.name = kind;
     rr.get_string("name", role.name, false, 64);
     if (!names.insert(role.name).second)
@@ -82,6 +122,12 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     if (const Json* e = rr.raw("engine")) read_engine_options(*e, rr.path("engine"), role.engine, errors);
     d.roles.push_back(std::move(role));
   }
+  check_role_mix(r, d, errors);
+  if (const Json* t = r.raw("kv_transfer")) read_kv_transfer(*t, r.path("kv_transfer"), d.kv_transfer, errors);
+  if (const Json* t = r.raw("sibyl")) read_sibyl(*t, r.path("sibyl"), d.sibyl, errors);
+  r.get_enum("decode_router", d.decode_router, {"round_robin", "least_load", "sibyl"});
+  if (!d.disaggregated() && (r.has("decode_router") || r.has("kv_transfer") || r.has("sibyl")))
+    errors.add(r.path("decode_router"), "decode_router, kv_transfer and sibyl apply only to P + D deployments");
   if (d.total_gpus() > 131072)
     errors.add(r.path("roles"), "the deployment uses " + std::to_string(d.total_gpus()) +
                                     " GPUs; at most 131072 are supported");

@@ -24,8 +24,9 @@ struct Parallelism {
   int world_size() const { return pp * tp_attn * dp_attn; }
 };
 
-/// Role kinds. Co-location is a single role C.
-enum class RoleKind { kColocated };
+/// Role kinds. Co-location is a single role C; prefill/decode disaggregation is P + D.
+enum class RoleKind { kColocated, kPrefill, kDecode };
+const char* role_kind_name(RoleKind k);
 
 /// One cluster role.
 struct RoleSpec {
@@ -37,10 +38,29 @@ struct RoleSpec {
   EngineOptions engine;
 };
 
-/// All roles plus the global router.
+/// How KV caches move from P to D replicas.
+struct KvTransferSpec {
+  std::string link = "inter_node";  ///< "inter_node" (RDMA NICs) or "nvlink" (P and D share a node)
+  double bandwidth_gb_s = 0;        ///< per-GPU link bandwidth override (0 = from the GPU catalog)
+  double efficiency = 0.8;          ///< achieved share of the link (assumed: no KV-transfer measurements exist)
+  double latency_us = 20;           ///< per-transfer setup latency
+};
+
+/// SIBYL's decode-instance assignment options (seed 003, Sec. 4).
+struct SibylSpec {
+  std::string variant = "full";  ///< full | prob_at_1 | no_type1 | no_type2 | no_type3 | request_level
+  int bucket_tokens = 64;        ///< survival-estimator bucket width (Delta)
+  double ema_alpha = 0.98;       ///< survival-estimator smoothing (alpha in Eq. 4)
+};
+
+/// All roles plus the global routers.
 struct DeploymentSpec {
   std::vector<RoleSpec> roles;
-  std::string router = "round_robin";  ///< registry: router_registry
+  std::string router = "round_robin";  ///< routes new requests to C or P replicas (registry: router.cc)
+  std::string decode_router = "round_robin";  ///< P/D: decode instance chosen at prefill start
+  KvTransferSpec kv_transfer;
+  SibylSpec sibyl;
+  bool disaggregated() const { return roles.size() == 2; }
   /// GPUs over all roles and replicas.
   long total_gpus() const;
 };

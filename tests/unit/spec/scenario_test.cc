@@ -358,20 +358,38 @@ TEST_CASE("a tensor parallel size that does not divide the heads names the role'
   CHECK(only_error(parse(pp)) == "/deployment/roles/0/pipeline_parallel_size: must not exceed num_hidden_layers (32)");
 }
 
-TEST_CASE("disaggregated roles are refused with a message saying what to use", "[spec][scenario]") {
-  auto doc = small_scenario();
-  doc["deployment"]["roles"][0]["role"] = "P";
-  CHECK(only_error(parse(doc)) ==
-        "/deployment/roles/0/role: role \"P\" (disaggregated serving) is not available in this version; use \"C\" "
-        "(co-located prefill and decode)");
+TEST_CASE("role mixes other than C alone or P plus D are refused with a message saying what to use",
+          "[spec][scenario]") {
+  auto lone_p = small_scenario();
+  lone_p["deployment"]["roles"][0]["role"] = "P";
+  CHECK(only_error(parse(lone_p)) ==
+        "/deployment/roles: must be one co-located role C, or one prefill role P and one decode role D; "
+        "got 0 C, 1 P, 0 D");
+
+  auto af = small_scenario();
+  af["deployment"]["roles"][0]["role"] = "A";
+  CHECK_THAT(parse(af).list().front().to_string(),
+             Catch::StartsWith("/deployment/roles/0/role: role \"A\" (attention/FFN disaggregation) is not available"));
 
   auto unknown = small_scenario();
   unknown["deployment"]["roles"][0]["role"] = "X";
-  CHECK(only_error(parse(unknown)) == "/deployment/roles/0/role: must be one of: C, P, D, A, F; got \"X\"");
+  CHECK_THAT(parse(unknown).list().front().to_string(),
+             Catch::StartsWith("/deployment/roles/0/role: must be one of: C, P, D, A, F; got \"X\""));
 
   auto dup = small_scenario();
   dup["deployment"]["roles"].push_back({{"role", "C"}});
-  CHECK_THAT(only_error(parse(dup)), Catch::StartsWith("/deployment/roles/1/name: duplicate role name \"C\""));
+  CHECK_THAT(parse(dup).list().front().to_string(),
+             Catch::StartsWith("/deployment/roles/1/name: duplicate role name \"C\""));
+
+  auto pd = small_scenario();
+  pd["deployment"]["roles"] = {{{"role", "P"}}, {{"role", "D"}}};
+  pd["deployment"]["decode_router"] = "sibyl";
+  CHECK(parse(pd).ok());
+
+  auto colocated_with_decode_router = small_scenario();
+  colocated_with_decode_router["deployment"]["decode_router"] = "sibyl";
+  CHECK(only_error(parse(colocated_with_decode_router)) ==
+        "/deployment/decode_router: decode_router, kv_transfer and sibyl apply only to P + D deployments");
 }
 
 TEST_CASE("an inline model with an HF config works and reports the ignored config keys", "[spec][scenario]") {

@@ -1,0 +1,104 @@
+#include "core/control/kv_transfer.h"
+
+#include <algorithm>
+
+#include "core/sim/check.h"
+
+namespace servesim {
+
+KvTransferManager::KvTransferManager(Cluster& cluster, double kv_bytes_per_token, double p_bytes_per_s,
+                                     double d_bytes_per_s, SimTime latency, LandedFn landed)
+    : cluster_(cluster),
+      kv_bytes_per_token_(kv_bytes_per_token),
+      p_bw_(p_bytes_per_s),
+      d_bw_(d_bytes_per_s),
+      latency_(latency),
+      landed_(std::move(landed)) {
+  const RoleCluster& d = cluster_.roles[cluster_.decode_role];
+  d_base_ = d.replicas.front()->index();
+  queues_.resize(d.replicas.size());
+  from_p_.assign(cluster_.all_replicas.size(), 0);
+  to_d_.assign(cluster_.all_replicas.size(), 0);
+}
+
+void KvTransferManager::request_pull(Simulator& sim, Request& r) {
+  queues_[local(r.decode_target)].push_back(&r);
+  try_pull(sim, r.decode_target);
+}
+
+void KvTransferManager::try_pull(Simulator& sim, int d) {
+  auto& q = queues_[local(d)];
+  KvBlockManager& kv = cluster_.all_replicas[d]->kv_mutable();
+  // FIFO: a large prompt at the head is not overtaken (no starvation).
+  while (!q.empty()) {
+    Request& r = *q.front();
+    if (!kv.allocate(r, r.prompt_tokens, true)) break;
+    q.pop_front();
+    start(sim, r);
+  }
+}
+
+void KvTransferManager::start(Simulator& sim, Request& r) {
+  int id;
+  if (!free_slots_.empty()) {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    id = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+  }
+  Transfer& t = slots_[id];
+  t.req = &r;
+  t.remaining = static_cast<double>(r.prompt_tokens) * kv_bytes_per_token_;
+  t.rate = 0;
+  t.last = sim.now();
+  t.p = r.prefill_replica;
+  t.d = r.decode_target;
+  t.active = true;
+  r.transfer_start = sim.now();
+  bytes_moved_ += t.remaining;
+  active_.push_back(id);
+  ++from_p_[t.p];
+  ++to_d_[t.d];
+  retime(sim, t.p, t.d);
+}
+
+void KvTransferManager::retime(Simulator& sim, int p, int d) {
+  const SimTime now = sim.now();
+  for (int id : active_) {
+    Transfer& t = slots_[id];
+    if (t.p != p && t.d != d) continue;
+    t.remaining -= t.rate * as_sec(now - t.last);
+    if (t.remaining < 0) t.remaining = 0;
+    t.last = now;
+    t.rate = std::min(p_bw_ / from_p_[t.p], d_bw_ / to_d_[t.d]);
+    ++t.version;
+    const SimTime dt = static_cast<SimTime>(t.remaining / t.rate * 1e9 + 0.5);
+    // The version rides in the event payload: a re-timed transfer ignores its earlier completion events.
+    sim.schedule(now + dt, this, kDataDone, (static_cast<std::int64_t>(id) << 32) | t.version);
+  }
+}
+
+void KvTransferManager::on_event(Simulator& sim, const Event& ev) {
+  if (ev.kind == kLanded) {
+    Request& r = *slots_[static_cast<std::size_t>(ev.arg)].req;
+    free_slots_.push_back(static_cast<int>(ev.arg));
+    ++done_;
+    r.transfer_end = sim.now();
+    cluster_.all_replicas[r.prefill_replica]->kv_mutable().release_held(r);
+    landed_(sim, r);
+    return;
+  }
+  const int id = static_cast<int>(ev.arg >> 32);
+  const auto version = static_cast<std::uint32_t>(ev.arg & 0xffffffff);
+  Transfer& t = slots_[id];
+  if (!t.active || t.version != version) return;
+  t.active = false;
+  active_.erase(std::find(active_.begin(), active_.end(), id));
+  --from_p_[t.p];
+  --to_d_[t.d];
+  retime(sim, t.p, t.d);
+  sim.schedule(sim.now() + latency_, this, kLanded, id);
+}
+
+}  // namespace servesim
