@@ -32,7 +32,9 @@ void KvTransferManager::try_pull(Simulator& sim, int d) {
   // FIFO: a large prompt at the head is not overtaken (no starvation).
   while (!q.empty()) {
     Request& r = *q.front();
-    if (!kv.allocate(r, r.prompt_tokens, true)) break;
+    // Room for the prompt's KV and the first decode step's token, so the request can start without
+    // allocating again once it lands.
+    if (!kv.allocate(r, static_cast<std::int64_t>(r.prompt_tokens) + 1, true)) break;
     q.pop_front();
     start(sim, r);
   }

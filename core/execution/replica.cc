@@ -86,9 +86,10 @@ void Replica::start_iteration(Simulator& sim) {
   for (auto& a : adapters_) a->before_schedule(limits);
   scheduler_->schedule(limits, kv_, batch_);
   if (batch_.items.empty()) {
-    // Only possible with nothing runnable; a request that could never fit is refused at routing.
-    SERVESIM_CHECK(!scheduler_->has_work() || !batch_.preempted.empty(), "replica has work but scheduled nothing");
     busy_ = false;
+    if (accepts_prefilled_ && batch_.preempted.empty()) return;  // a landing transfer restarts it
+    // A request that could never fit is refused at routing, so a co-located replica always progresses.
+    SERVESIM_CHECK(!scheduler_->has_work() || !batch_.preempted.empty(), "replica has work but scheduled nothing");
     if (scheduler_->has_work()) {
       start_pending_ = true;
       sim.schedule(sim.now(), this, kStart);

@@ -46,6 +46,8 @@ class Replica : public EventHandler {
   void enqueue_prefilled(Simulator& sim, Request* r);
   /// Prefill role: hand requests off after their prompt instead of decoding them.
   void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
+  /// Decode role: may sit idle with waiting work while KV transfers it reserved blocks for are in flight.
+  void set_accepts_prefilled(bool on) { accepts_prefilled_ = on; }
   KvBlockManager& kv_mutable() { return kv_; }
   void on_event(Simulator& sim, const Event& ev) override;
 
@@ -79,6 +81,7 @@ class Replica : public EventHandler {
   bool busy_ = false;
   bool start_pending_ = false;
   bool handoff_after_prefill_ = false;
+  bool accepts_prefilled_ = false;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime busy_ns_ = 0;

@@ -58,13 +58,21 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
   }
   // 2. Waiting requests, only when nothing was preempted this step (as vLLM v1).
   if (!out.preempted.empty()) return;
-  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < lim.max_num_seqs) {
-    Request* r = waiting_.front();
+  for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 &&
+                                   static_cast<int>(running_.size()) < lim.max_num_seqs;) {
+    Request* r = *it;
     const std::int64_t whole = r->num_tokens() - r->num_computed;
     if (!lim.allow_chunking && whole > budget) break;
     const std::int64_t n = chunk_size(*r, lim, budget);
-    if (!kv.allocate(*r, r->num_computed + n, true)) break;
-    waiting_.pop_front();
+    if (!kv.allocate(*r, r->num_computed + n, true)) {
+      // FCFS stops at a request that does not fit, except that requests whose KV already arrived from a
+      // prefill role (blocks held, nothing to allocate) may still start: they free blocks when they finish,
+      // which is what the blocked request is waiting for.
+      ++it;
+      while (it != waiting_.end() && kv.blocks_for((*it)->num_computed + 1) > (*it)->num_blocks) ++it;
+      continue;
+    }
+    it = waiting_.erase(it);
     --counters_->waiting;
     ++counters_->running;
     r->state = RequestState::kRunning;
