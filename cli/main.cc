@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/session.h"
+#include "core/metrics/cost_comparison.h"
 
 namespace fs = std::filesystem;
 using servesim::Errors;
@@ -24,9 +25,11 @@ namespace {
 
 const char* kUsage =
     "usage:\n"
-    "  servesim run SCENARIO.json [--out FILE] [--trace FILE] [--seed N] [--profiles DIR] [--quiet]\n"
+    "  servesim run SCENARIO.json [--out FILE] [--trace FILE] [--seed N] [--baseline FILE] [--profiles DIR]\n"
+    "               [--quiet]\n"
     "      simulate; print the Serving Benchmark Result block; write the result JSON\n"
-    "      (default out/<scenario>.result.json) and, with --trace, a Chrome/Perfetto trace\n"
+    "      (default out/<scenario>.result.json) and, with --trace, a Chrome/Perfetto trace;\n"
+    "      --baseline also runs FILE and adds Frontier's spend ratio SR and cost efficiency CE against it\n"
     "  servesim validate FILE [FILE...] [--profiles DIR]\n"
     "      print every error of each scenario (path: message); exit 1 if any\n"
     "  servesim version\n"
@@ -64,7 +67,7 @@ void print_errors(const std::string& file, const Errors& errors) {
 
 struct Args {
   std::vector<std::string> positional;
-  std::string out, trace, profiles;
+  std::string out, trace, profiles, baseline;
   bool has_seed = false, quiet = false;
   unsigned long long seed = 0;
 };
@@ -81,6 +84,8 @@ bool parse_args(int argc, char** argv, Args& a) {
       if (!value(a.out)) return false;
     } else if (s == "--trace") {
       if (!value(a.trace)) return false;
+    } else if (s == "--baseline") {
+      if (!value(a.baseline)) return false;
     } else if (s == "--profiles") {
       if (!value(a.profiles)) return false;
     } else if (s == "--seed") {
@@ -169,7 +174,33 @@ int cmd_run(const Args& a) {
   std::fputs(session->benchmark_block().c_str(), stdout);
   std::string out = a.out;
   if (out.empty()) out = "out/" + fs::path(file).stem().string() + ".result.json";
-  if (!write_file(out, session->result_json() + "\n")) {
+  std::string result = session->result_json();
+  if (!a.baseline.empty()) {
+    std::string base_text, error;
+    if (!read_file(a.baseline, base_text)) {
+      std::fprintf(stderr, "%s: cannot read the file\n", a.baseline.c_str());
+      return 2;
+    }
+    Errors base_errors;
+    servesim::SessionOptions base_opts;
+    if (a.has_seed) base_opts.seed = a.seed;
+    auto base = Session::create(base_text, servesim::directory_loader(profiles_dir(a.profiles)), base_errors, base_opts);
+    if (!base) {
+      print_errors(a.baseline, base_errors);
+      return 1;
+    }
+    while (!base->step(1000000).finished) {
+    }
+    result = servesim::add_baseline_comparison(result, base->result_json(), error);
+    if (result.empty()) {
+      std::fprintf(stderr, "--baseline: %s\n", error.c_str());
+      return 1;
+    }
+    const auto b = nlohmann::json::parse(result)["baseline"];
+    std::printf("versus %s: spend ratio SR %.3f, cost efficiency CE %.3f\n", a.baseline.c_str(),
+                b["spend_ratio"].get<double>(), b["cost_efficiency"].get<double>());
+  }
+  if (!write_file(out, result + "\n")) {
     std::fprintf(stderr, "cannot write %s\n", out.c_str());
     return 2;
   }

@@ -22,7 +22,7 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
                                                       rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));
       rc.replicas.back()->set_handoff_after_prefill(spec.kind == RoleKind::kPrefill);
-      rc.replicas.back()->set_accepts_prefilled(spec.kind == RoleKind::kDecode);
+      rc.replicas.back()->set_may_wait_for_transfers(spec.kind != RoleKind::kColocated);
       rc.replica_ptrs.push_back(rc.replicas.back().get());
     }
     if (spec.kind == RoleKind::kPrefill) out.entry_role = static_cast<int>(out.roles.size());

@@ -87,7 +87,9 @@ void KvTransferManager::on_event(Simulator& sim, const Event& ev) {
     free_slots_.push_back(static_cast<int>(ev.arg));
     ++done_;
     r.transfer_end = sim.now();
-    cluster_.all_replicas[r.prefill_replica]->kv_mutable().release_held(r);
+    Replica& p = *cluster_.all_replicas[r.prefill_replica];
+    p.kv_mutable().release_held(r);
+    p.kick(sim);  // a prefill replica full of held KV may now admit new prompts
     landed_(sim, r);
     return;
   }

@@ -48,7 +48,11 @@ void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->output_tokens) - r->generated;
   scheduler_->add(r);
-  if (!busy_ && !start_pending_) {
+  kick(sim);
+}
+
+void Replica::kick(Simulator& sim) {
+  if (!busy_ && !start_pending_ && scheduler_->has_work()) {
     start_pending_ = true;
     sim.schedule(sim.now(), this, kStart);
   }
@@ -87,7 +91,7 @@ void Replica::start_iteration(Simulator& sim) {
   scheduler_->schedule(limits, kv_, batch_);
   if (batch_.items.empty()) {
     busy_ = false;
-    if (accepts_prefilled_ && batch_.preempted.empty()) return;  // a landing transfer restarts it
+    if (may_wait_for_transfers_ && batch_.preempted.empty()) return;  // a transfer event kicks it
     // A request that could never fit is refused at routing, so a co-located replica always progresses.
     SERVESIM_CHECK(!scheduler_->has_work() || !batch_.preempted.empty(), "replica has work but scheduled nothing");
     if (scheduler_->has_work()) {

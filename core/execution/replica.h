@@ -46,8 +46,11 @@ class Replica : public EventHandler {
   void enqueue_prefilled(Simulator& sim, Request* r);
   /// Prefill role: hand requests off after their prompt instead of decoding them.
   void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
-  /// Decode role: may sit idle with waiting work while KV transfers it reserved blocks for are in flight.
-  void set_accepts_prefilled(bool on) { accepts_prefilled_ = on; }
+  /// Disaggregated roles may sit idle with waiting work: a decode replica while transfers it reserved
+  /// blocks for are in flight, a prefill replica while its blocks are held by handed-off requests.
+  void set_may_wait_for_transfers(bool on) { may_wait_for_transfers_ = on; }
+  /// Starts an iteration if idle with work (after held blocks were released or KV landed).
+  void kick(Simulator& sim);
   KvBlockManager& kv_mutable() { return kv_; }
   void on_event(Simulator& sim, const Event& ev) override;
 
@@ -81,7 +84,7 @@ class Replica : public EventHandler {
   bool busy_ = false;
   bool start_pending_ = false;
   bool handoff_after_prefill_ = false;
-  bool accepts_prefilled_ = false;
+  bool may_wait_for_transfers_ = false;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime busy_ns_ = 0;

@@ -97,3 +97,20 @@ TEST_CASE("random P/D scenarios under KV pressure always finish with every block
     for (const auto& role : r["deployment"]["roles"]) CHECK(role["kv_blocks_in_use_at_end"] == 0);
   }
 }
+
+TEST_CASE("a prefill role whose KV is held by handed-off requests waits for transfers instead of stalling",
+          "[scenario][pd]") {
+  // Qwen3-32B on an 80 GB H800 leaves little KV on P, so held prompts fill it until D pulls them.
+  auto s = nlohmann::json::parse(R"({
+    "version": 1, "name": "het", "seed": 5, "model": "Qwen3-32B",
+    "deployment": {"roles": [{"role": "P", "replicas": 2, "gpu": "H800"}, {"role": "D", "replicas": 2, "gpu": "H20"}]},
+    "workload": {"num_requests": 150, "arrival": {"process": "poisson", "request_rate": 6},
+                 "input_len": {"dist": "fixed", "value": 2000}, "output_len": {"dist": "fixed", "value": 300}}
+  })");
+  const auto r = test::run_scenario(s.dump());
+  CHECK(r["status"] == "completed");
+  CHECK(r["summary"]["completed"] == 150);
+  for (const auto& role : r["deployment"]["roles"]) CHECK(role["kv_blocks_in_use_at_end"] == 0);
+  // Heterogeneous roles are priced per role: 2 H800 at $3.49 and 2 H20 at $1.59.
+  CHECK(r["summary"]["usd_per_hour"].get<double>() == Approx(2 * 3.49 + 2 * 1.59));
+}
