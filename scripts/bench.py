@@ -13,11 +13,30 @@ CLI = os.path.join(ROOT, "build", "native", "cli", "servesim")
 
 # (label, requests, replicas); rate per replica keeps each replica busy but stable.
 CASES = [("10k req x 1 replica", 10_000, 1), ("100k req x 64 replicas", 100_000, 64),
-         ("1M req x 256 replicas", 1_000_000, 256)]
+         ("1M req x 256 replicas", 1_000_000, 256), ("100k req P/D 1,024 GPUs", 100_000, "pd")]
 RATE_PER_REPLICA = 6.0
 
 
+def pd_scenario(requests):
+    """Llama-3.1-70B, 64 P + 64 D replicas at TP8 (1,024 H100s), SIBYL decode assignment."""
+    return {
+        "version": 1, "name": f"bench P/D {requests}", "seed": 1, "model": "Llama-3.1-70B",
+        "hardware": {"gpu": "H100-SXM"},
+        "deployment": {"decode_router": "sibyl", "roles": [
+            {"role": "P", "replicas": 64, "tensor_parallel_size": 8},
+            {"role": "D", "replicas": 64, "tensor_parallel_size": 8}]},
+        "workload": {
+            "num_requests": requests,
+            "arrival": {"process": "poisson", "request_rate": 400},
+            "input_len": {"dist": "lognormal", "median": 1024, "sigma": 0.8, "min": 8, "max": 8192},
+            "output_len": {"dist": "lognormal", "median": 256, "sigma": 0.8, "min": 2, "max": 4096},
+        },
+    }
+
+
 def scenario(requests, replicas):
+    if replicas == "pd":
+        return pd_scenario(requests)
     return {
         "version": 1, "name": f"bench {requests} x {replicas}", "seed": 1, "model": "Llama-3.1-8B",
         "hardware": {"gpu": "H100-SXM"},
@@ -32,7 +51,7 @@ def scenario(requests, replicas):
 
 
 def main():
-    cases = CASES[:2] if "--quick" in sys.argv else CASES
+    cases = [c for c in CASES if c[1] <= 100_000 and c[2] != "pd"] if "--quick" in sys.argv else CASES
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
     print(f"{'case':26} {'wall s':>8} {'req/s':>11} {'iter/s':>11} {'events/s':>11} {'peak MiB':>9}")
     with tempfile.TemporaryDirectory() as tmp:

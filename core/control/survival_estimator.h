@@ -21,7 +21,11 @@ class SurvivalEstimator {
  private:
   int bucket_;
   double alpha_;
-  std::vector<double> s_;  // s_[k] = S((k + 1) * bucket)
+  std::size_t max_buckets_;
+  // s_[k] = S((k + 1) * bucket) up to the longest output seen; every bucket past it has seen only zeros,
+  // so they share one value, tail_ (kept lazily: an update costs the observed length, not max_len).
+  std::vector<double> s_;
+  double tail_ = 1.0;
 };
 
 }  // namespace servesim
