@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/sweep_command.h"
 #include "core/api/session.h"
 #include "core/metrics/cost_comparison.h"
 
@@ -32,6 +33,11 @@ const char* kUsage =
     "      --baseline also runs FILE and adds Frontier's spend ratio SR and cost efficiency CE against it\n"
     "  servesim validate FILE [FILE...] [--profiles DIR]\n"
     "      print every error of each scenario (path: message); exit 1 if any\n"
+    "  servesim sweep SWEEP.json --out DIR [--jobs N] [--shard i/N]\n"
+    "      run a design-space sweep (docs/sweep.md); without --shard also merges into DIR/sweep.json and\n"
+    "      DIR/frontier.csv\n"
+    "  servesim sweep-merge DIR\n"
+    "      merge DIR/shard-*-of-*.json written by sharded runs\n"
     "  servesim version\n"
     "Bundled models, GPUs and traces are read from --profiles, $SERVESIM_PROFILES, or the source tree's profiles/.\n";
 
@@ -238,6 +244,15 @@ int main(int argc, char** argv) {
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     std::fputs(kUsage, stdout);
     return 0;
+  }
+  if (cmd == "sweep" || cmd == "sweep-merge") {
+    std::vector<std::string> rest;
+    std::string profiles;
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--profiles" && i + 1 < argc) profiles = argv[++i];
+      else rest.push_back(argv[i]);
+    }
+    return cmd == "sweep" ? sweep_command(rest, profiles_dir(profiles)) : sweep_merge_command(rest);
   }
   Args a;
   if (!parse_args(argc, argv, a)) {
