@@ -26,10 +26,18 @@ std::string Session::result_json() const { return impl_->result_json(); }
 std::string Session::chrome_trace_json() const { return impl_->chrome_trace_json(); }
 std::string Session::benchmark_block() const { return impl_->benchmark_block(); }
 
+namespace {
+// Messages quote user input (a parse error's last token, a name cut at 40 bytes) that may be invalid UTF-8;
+// dump() would throw on it, so such bytes become U+FFFD instead.
+std::string dump_lenient(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+}  // namespace
+
 std::string errors_to_json(const Errors& errors) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const auto& e : errors.list()) arr.push_back({{"path", e.path}, {"message", e.message}});
-  return arr.dump();
+  return dump_lenient(arr);
 }
 
 std::string validate_scenario_json(const std::string& scenario_json, const ResourceLoader& loader) {
@@ -39,7 +47,7 @@ std::string validate_scenario_json(const std::string& scenario_json, const Resou
   nlohmann::ordered_json j;
   j["ok"] = errors.ok();
   j["errors"] = nlohmann::ordered_json::parse(errors_to_json(errors));
-  return j.dump();
+  return dump_lenient(j);
 }
 
 }  // namespace servesim

@@ -22,3 +22,39 @@ servesim_build_native() {
   cmake --preset native-release -DSERVESIM_BUILD_TESTS=ON >/dev/null
   cmake --build --preset native-release -j "$(nproc)"
 }
+
+# The npm packages pinned in package-lock.json (uPlot for the page, playwright-core for the browser tests):
+# `npm ci` when node_modules is missing or older than the lockfile. Node itself comes from Debian if absent.
+servesim_npm_deps() {
+  command -v npm >/dev/null 2>&1 || servesim_apt_install nodejs npm
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    npm ci --no-audit --no-fund >&2
+  fi
+}
+
+# Debian's Chromium for the browser tests (playwright-core drives /usr/bin/chromium; no browser download).
+servesim_browser_deps() {
+  servesim_apt_install chromium fonts-dejavu-core
+  servesim_npm_deps
+}
+
+# Debian's Emscripten 3.1.6 (the wasm-release preset uses its toolchain file) and Node, when missing.
+servesim_wasm_deps() {
+  servesim_native_deps
+  command -v node >/dev/null 2>&1 || servesim_apt_install nodejs
+  servesim_apt_install emscripten
+}
+
+# Configures and builds the wasm-release tree (build/wasm), then copies the module to web/assets/ when it
+# changed: servesim.js, servesim.wasm and servesim.data (profiles/, preloaded at /profiles).
+servesim_build_wasm() {
+  # Emscripten 3.1.6's optimised links load acorn from Debian's node modules.
+  export NODE_PATH=/usr/share/nodejs
+  cmake --preset wasm-release >/dev/null
+  cmake --build --preset wasm-release -j "$(nproc)"
+  mkdir -p web/assets
+  local f
+  for f in servesim.js servesim.wasm servesim.data; do
+    cmp -s "build/wasm/wasm/$f" "web/assets/$f" || cp "build/wasm/wasm/$f" "web/assets/$f"
+  done
+}

@@ -170,3 +170,16 @@ TEST_CASE("validate_scenario_json reports ok false with the JSON paths of the er
   CHECK(junk["ok"] == false);
   CHECK(junk["errors"].size() >= 1);
 }
+
+TEST_CASE("errors quoting invalid UTF-8 or a name cut mid-character still serialise to JSON", "[api][session]") {
+  // A lone surrogate as JS encodes it (ED B0 80) inside a token, and a long name cut at 40 bytes inside "é".
+  const std::string bad_token = "{\"model\": \xED\xB0\x80}";
+  std::string cut_name = "{\"version\": 1, \"model\": \"a";
+  for (int i = 0; i < 60; ++i) cut_name += "\xC3\xA9";
+  cut_name += "\"}";
+  for (const std::string& text : {bad_token, cut_name}) {
+    const auto doc = nlohmann::json::parse(validate_scenario_json(text, test::profiles_loader()));
+    CHECK(doc["ok"] == false);
+    CHECK_FALSE(doc["errors"].empty());
+  }
+}

@@ -1,0 +1,114 @@
+// The page end to end on the real wasm core: the default preset runs on load, the summary and the request
+// timeline are drawn, the editor shows core validation errors at their field, an HF config.json defines a
+// model, exports download, and nothing logs an error.
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {readFileSync, writeFileSync, existsSync} from 'node:fs';
+import {execFileSync} from 'node:child_process';
+import {join} from 'node:path';
+import {tmpdir} from 'node:os';
+import {startBrowser, waitState, runAndWait, summaryCells, canvasInk, screenshot, assertClean, ROOT} from './browser_harness.mjs';
+
+let browser, page;
+before(async () => { browser = await startBrowser(); page = await browser.open(''); });
+after(async () => { await browser?.close(); });
+
+test('the default preset runs on load; summary, charts and timeline are drawn', async () => {
+  assert.equal(await waitState(page, ['completed', 'error', 'stopped']), 'completed');
+  const cells = await summaryCells(page);
+  assert.equal(cells.completed, '1,000');
+  assert.match(cells['median_ttft_ms'], /^\d+\.\d\d$/);
+  assert.ok(await canvasInk(page) > 0.02, 'the timeline canvas has drawn requests');
+  assert.ok(await page.locator('.uplot').count() >= 6, 'three CDFs and three time series');
+  assert.match(await page.locator('.fidelity').textContent(), /roofline/);
+  await page.locator('.timeline-card').scrollIntoViewIfNeeded();
+  await screenshot(page, 'page_default');
+});
+
+test('the summary matches the native CLI for the same scenario', {skip: !existsSync(join(ROOT, 'build/native/cli/servesim'))}, async () => {
+  const scenario = JSON.parse(readFileSync(join(ROOT, 'presets/default.json'), 'utf8'));
+  scenario.output = {requests: true, phases: true};
+  const file = join(tmpdir(), `servesim-web-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(scenario));
+  execFileSync(join(ROOT, 'build/native/cli/servesim'), ['run', file, '--out', `${file}.result.json`]);
+  const native = JSON.parse(readFileSync(`${file}.result.json`, 'utf8')).summary;
+  const cells = await summaryCells(page);
+  for (const key of ['mean_ttft_ms', 'p99_tpot_ms', 'median_e2el_ms', 'mean_itl_ms']) {
+    assert.equal(cells[key], native[key].toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2}), key);
+  }
+});
+
+test('hovering and zooming the timeline', async () => {
+  const canvas = page.locator('.timeline-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  // Arrivals are steady, so request i is alive around time i/n of the run: zoom in on the diagonal band.
+  const spot = async (fx, fy) => page.mouse.move(box.x + 64 + (box.width - 72) * fx, box.y + 22 + (box.height - 28) * fy);
+  await spot(0.33, 0.3);
+  for (let i = 0; i < 6; i++) { await page.mouse.wheel(0, -400); await page.waitForTimeout(30); }
+  await page.waitForTimeout(150);
+  const shown = async () => (await page.locator('.tooltip:not([hidden])').count()) > 0;
+  scan: for (const fy of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) {
+    for (let k = 0; k <= 20; k++) { await spot(k / 20, fy); if (await shown()) break scan; }
+  }
+  await page.waitForSelector('.tooltip:not([hidden])', {timeout: 3000});
+  assert.match(await page.locator('.tooltip').textContent(), /request#\d+/);
+  assert.match(await page.locator('.timeline-stats').textContent(), /one row per request|aggregated/);
+  assert.ok(await canvasInk(page) > 0.01);
+  await screenshot(page, 'timeline_zoomed', '.timeline-card');
+  await canvas.dblclick();
+});
+
+test('a core validation error appears at its field and in the list, and blocks the run', async () => {
+  await page.click('#editor-details summary');
+  await page.fill('#f--engine-block-size', '24');
+  const fieldError = page.locator('.field[data-path="/engine/block_size"] .field-error');
+  await fieldError.waitFor({state: 'visible', timeout: 5000});
+  assert.match(await fieldError.textContent(), /power of two/);
+  assert.match(await page.locator('.error-list').textContent(), /\/engine\/block_size/);
+  assert.match(await page.locator('.json-text').inputValue(), /"block_size": 24/);
+  await screenshot(page, 'editor_error', '#editor');
+  await page.click('#run');
+  await page.waitForFunction(() => /Not run/.test(document.getElementById('run-status').textContent));
+  await page.fill('#f--engine-block-size', '16');
+  await fieldError.waitFor({state: 'hidden', timeout: 5000});
+});
+
+test('the raw JSON and the form stay in sync', async () => {
+  const text = await page.locator('.json-text').inputValue();
+  await page.locator('.json-text').fill(text.replace('"max_num_seqs": 256', '"max_num_seqs": 64'));
+  await page.waitForFunction(() => document.getElementById('f--engine-max-num-seqs').value === '64');
+});
+
+test('an uploaded Hugging Face config.json defines an inline model that runs', async () => {
+  const model = JSON.parse(readFileSync(join(ROOT, 'profiles/models/Qwen2-7B.json'), 'utf8'));
+  await page.locator('.field[data-path="/model"] input[type=file]').setInputFiles({
+    name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(model.config)),
+  });
+  await page.waitForFunction(() => /"config":/.test(document.querySelector('.json-text').value));
+  assert.match(await page.locator('#f--model').inputValue(), /__inline__/);
+  await page.waitForSelector('.error-list .ok', {timeout: 5000});
+  assert.equal(await runAndWait(page, () => page.click('#run')), 'completed');
+});
+
+test('exports download the result JSON and the per-request CSV', async () => {
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const result = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  assert.equal(result.status, 'completed');
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const lines = readFileSync(await csv.path(), 'utf8').trim().split('\n');
+  assert.match(lines[0], /^request,replica,arrival_ms,/);
+  assert.equal(lines.length, result.summary.completed + result.summary.failed + 1);
+  assert.equal(await page.locator('#export-trace').isDisabled(), true);
+});
+
+test('a run with "keep Perfetto trace" exports a Chrome trace', async () => {
+  await page.check('#keep-trace');
+  assert.equal(await runAndWait(page, () => page.click('.card[data-preset="default"] button.primary')), 'completed');
+  const [trace] = await Promise.all([page.waitForEvent('download'), page.click('#export-trace')]);
+  const doc = JSON.parse(readFileSync(await trace.path(), 'utf8'));
+  assert.ok(Array.isArray(doc.traceEvents ?? doc) && (doc.traceEvents ?? doc).length > 1000);
+  await page.uncheck('#keep-trace');
+});
+
+test('no console errors, page errors or dialogs', () => assertClean(assert, page));

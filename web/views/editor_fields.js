@@ -1,0 +1,96 @@
+// What the scenario form edits: each field names the JSON pointer it writes, so validation errors from the
+// core (which name pointers too) land beside it. Engine options carry their SGLang spelling as a hint.
+// An empty field deletes its key, so the core's default applies.
+import {getAt} from '../lib/json_pointer.js';
+
+const arrivalIs = (...p) => (doc) => p.includes(getAt(doc, '/workload/arrival/process'));
+const lenMode = (doc) => lengthsMode(doc);
+
+export function lengthsMode(doc) {
+  const lengths = getAt(doc, '/workload/lengths');
+  if (lengths && typeof lengths === 'object') return lengths.source === 'cdf_total' ? 'cdf_total' : 'trace_pairs';
+  if (getAt(doc, '/workload/input_len') || getAt(doc, '/workload/output_len')) return 'distributions';
+  return 'none';
+}
+
+/** Length distribution fields for input_len or output_len. */
+function distFields(which, label, catalog) {
+  const base = `/workload/${which}`;
+  const dist = (...d) => (doc) => lenMode(doc) === 'distributions' && d.includes(getAt(doc, `${base}/dist`));
+  return [
+    {path: `${base}/dist`, label: `${label} distribution`, kind: 'select', options: ['fixed', 'uniform', 'lognormal', 'cdf'],
+      when: (doc) => lenMode(doc) === 'distributions'},
+    {path: `${base}/value`, label: `${label} tokens`, kind: 'number', when: dist('fixed')},
+    {path: `${base}/median`, label: `${label} median`, kind: 'number', when: dist('lognormal')},
+    {path: `${base}/sigma`, label: `${label} sigma`, kind: 'number', when: dist('lognormal')},
+    {path: `${base}/min`, label: `${label} min`, kind: 'number', when: dist('uniform', 'lognormal')},
+    {path: `${base}/max`, label: `${label} max`, kind: 'number', when: dist('uniform', 'lognormal')},
+    {path: `${base}/cdf`, label: `${label} CDF`, kind: 'select', options: catalog.workloads, when: dist('cdf')},
+    {path: `${base}/scale`, label: `${label} scale`, kind: 'number', when: dist('cdf')},
+  ];
+}
+
+/** The form's groups for a profile catalog {models, gpus, traces, workloads} (profiles/index.json). */
+export function fieldGroups(catalog) {
+  const tri = ['true', 'false'];
+  return [
+    {title: 'Scenario', fields: [
+      {path: '/name', label: 'name', kind: 'text', wide: true},
+      {path: '/seed', label: 'seed', kind: 'number', hint: 'same seed, same numbers'},
+    ]},
+    {title: 'Model and hardware', fields: [
+      {path: '/model', label: 'model', kind: 'model', options: catalog.models, span: 2},
+      {path: '/hardware/gpu', label: 'GPU', kind: 'select', options: catalog.gpus, optional: true},
+    ]},
+    {title: 'Deployment (first role)', path: '/deployment', fields: [
+      {path: '/deployment/roles/0/replicas', label: 'replicas', kind: 'number'},
+      {path: '/deployment/roles/0/tensor_parallel_size', label: 'tensor_parallel_size', kind: 'number'},
+      {path: '/deployment/roles/0/pipeline_parallel_size', label: 'pipeline_parallel_size', kind: 'number'},
+      {path: '/deployment/router', label: 'router', kind: 'select', options: ['round_robin', 'least_outstanding_tokens'], optional: true},
+    ]},
+    {title: 'Engine (vLLM names, SGLang in brackets)', path: '/engine', fields: [
+      {path: '/engine/max_num_seqs', label: 'max_num_seqs', kind: 'number', hint: '--max-running-requests', placeholder: '256'},
+      {path: '/engine/max_num_batched_tokens', label: 'max_num_batched_tokens', kind: 'number', hint: '--chunked-prefill-size', placeholder: '8192'},
+      {path: '/engine/enable_chunked_prefill', label: 'enable_chunked_prefill', kind: 'bool', options: tri, optional: true},
+      {path: '/engine/block_size', label: 'block_size', kind: 'number', hint: '--page-size', placeholder: '16'},
+      {path: '/engine/gpu_memory_utilization', label: 'gpu_memory_utilization', kind: 'number', hint: '--mem-fraction-static', placeholder: '0.9'},
+      {path: '/engine/max_model_len', label: 'max_model_len', kind: 'number', placeholder: 'model'},
+      {path: '/engine/dtype', label: 'dtype', kind: 'select', options: ['bfloat16', 'float16', 'fp8'], optional: true},
+      {path: '/engine/kv_cache_dtype', label: 'kv_cache_dtype', kind: 'select', options: ['auto', 'bfloat16', 'float16', 'fp8', 'fp8_e4m3', 'fp8_e5m2'], optional: true},
+      {path: '/engine/enforce_eager', label: 'enforce_eager', kind: 'bool', options: tri, optional: true},
+    ]},
+    {title: 'Workload', path: '/workload', fields: [
+      {path: '/workload/num_requests', label: 'num_requests', kind: 'number'},
+      {path: '/workload/arrival/process', label: 'arrival', kind: 'select', options: ['poisson', 'closed_loop', 'trace']},
+      {path: '/workload/arrival/request_rate', label: 'request_rate (req/s or inf)', kind: 'number', when: arrivalIs('poisson', 'trace')},
+      {path: '/workload/arrival/burstiness', label: 'burstiness', kind: 'number', hint: '1 = Poisson, < 1 burstier', when: arrivalIs('poisson'), placeholder: '1'},
+      {path: '/workload/arrival/max_concurrency', label: 'max_concurrency', kind: 'number', when: arrivalIs('poisson', 'closed_loop')},
+      {path: '/workload/arrival/think_time_ms', label: 'think_time_ms', kind: 'number', when: arrivalIs('closed_loop')},
+      {path: '/workload/arrival/trace', label: 'arrival trace', kind: 'select', options: catalog.traces, when: arrivalIs('trace')},
+      {path: '/workload/arrival/time_scale', label: 'time_scale', kind: 'number', when: arrivalIs('trace')},
+      {path: '#lengths', label: 'lengths', kind: 'lengths'},
+      {path: '/workload/lengths/trace', label: 'length trace', kind: 'select', options: catalog.traces, when: (d) => lenMode(d) === 'trace_pairs'},
+      {path: '/workload/lengths/order', label: 'order', kind: 'select', options: ['shuffle', 'sequential'], optional: true, when: (d) => lenMode(d) === 'trace_pairs'},
+      {path: '/workload/lengths/cdf', label: 'total-length CDF', kind: 'select', options: catalog.workloads, when: (d) => lenMode(d) === 'cdf_total'},
+      {path: '/workload/lengths/output_fraction', label: 'output_fraction', kind: 'number', when: (d) => lenMode(d) === 'cdf_total'},
+      ...distFields('input_len', 'input', catalog),
+      ...distFields('output_len', 'output', catalog),
+    ]},
+    {title: 'SLA (goodput counts requests meeting every one given)', path: '/sla', fields: [
+      {path: '/sla/ttft_ms', label: 'ttft_ms', kind: 'number'},
+      {path: '/sla/tpot_ms', label: 'tpot_ms', kind: 'number'},
+      {path: '/sla/e2el_ms', label: 'e2el_ms', kind: 'number'},
+    ]},
+  ];
+}
+
+/** Default structures when the lengths mode changes (the user then edits the values). */
+export const LENGTH_DEFAULTS = {
+  trace_pairs: {lengths: {source: 'trace', trace: 'sharegpt_llama2', order: 'shuffle'}},
+  cdf_total: {lengths: {source: 'cdf_total', cdf: 'azure', output_fraction: 0.25}},
+  distributions: {
+    input_len: {dist: 'lognormal', median: 512, sigma: 0.8, min: 8, max: 8192},
+    output_len: {dist: 'fixed', value: 256},
+  },
+  none: {},
+};
