@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-CLI = os.path.join(ROOT, "build", "native", "cli", "servesim")
+CLI = os.path.join(ROOT, "build", "native", "servesim")
 
 # (label, requests, replicas); rate per replica keeps each replica busy but stable.
 CASES = [("10k req x 1 replica", 10_000, 1), ("100k req x 64 replicas", 100_000, 64),

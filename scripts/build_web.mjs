@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Copies what the page loads into web/assets/ (git-ignored): presets/*.json with a generated index
+// Copies what the page loads into web/assets/ (git-ignored): presets/*.json and presets/sweeps/*.json with generated indexes
 // (id, title, description, demonstrates), the bundled profile names, and uPlot from node_modules (pinned in
 // package-lock.json) as an ES module. Leaves the wasm build's files (servesim.js/.wasm/.data) alone.
 import {readFileSync, writeFileSync, mkdirSync, readdirSync, copyFileSync} from 'node:fs';
@@ -24,6 +24,15 @@ const presets = files.map((file) => {
 });
 writeFileSync(join(assets, 'presets', 'index.json'), JSON.stringify({presets}, null, 1) + '\n');
 
+// Sweep presets (presets/sweeps/*.json), copied byte for byte: the page hashes their exact text.
+mkdirSync(join(assets, 'sweeps'), {recursive: true});
+const sweeps = readdirSync(join(root, 'presets', 'sweeps')).filter((f) => f.endsWith('.json')).sort().map((file) => {
+  const doc = JSON.parse(readFileSync(join(root, 'presets', 'sweeps', file), 'utf8'));
+  copyFileSync(join(root, 'presets', 'sweeps', file), join(assets, 'sweeps', file));
+  return {id: file.replace(/\.json$/, ''), file, name: doc.name ?? '', description: doc.description ?? ''};
+});
+writeFileSync(join(assets, 'sweeps', 'index.json'), JSON.stringify({sweeps}, null, 1) + '\n');
+
 copyFileSync(join(root, 'profiles', 'index.json'), join(assets, 'profiles_index.json'));
 
 // uPlot ships its minified build as a script defining `var uPlot`; export it as a module.
@@ -33,4 +42,4 @@ const version = JSON.parse(readFileSync(join(root, 'node_modules', 'uplot', 'pac
 writeFileSync(join(assets, 'uplot.mjs'), `// uPlot ${version} (MIT, Leon Sorokin), from node_modules by scripts/build_web\n${iife}\nexport default uPlot;\n`);
 copyFileSync(join(uplot, 'uPlot.min.css'), join(assets, 'uPlot.min.css'));
 
-console.log(`web/assets: ${presets.length} presets, profiles index, uPlot ${version}`);
+console.log(`web/assets: ${presets.length} presets, ${sweeps.length} sweeps, profiles index, uPlot ${version}`);

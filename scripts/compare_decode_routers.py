@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-CLI = os.path.join(ROOT, "build", "native", "cli", "servesim")
+CLI = os.path.join(ROOT, "build", "native", "servesim")
 
 
 def pct(sorted_vals, p):

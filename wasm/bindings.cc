@@ -1,4 +1,5 @@
-// Embind bindings: forward to core/api's Session and nothing else (no simulation logic here). Every value
+// Embind bindings: forward to core/api's Session and core/explore's SweepSession and nothing else (no
+// simulation logic here). Every value
 // crossing to JS is a string or a number; no exception crosses the boundary (the core returns errors).
 #include <emscripten/bind.h>
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/api/session.h"
+#include "core/explore/sweep_session.h"
 
 namespace {
 
@@ -66,6 +68,21 @@ class WasmSession {
   std::unique_ptr<servesim::Session> session_;
 };
 
+/// A JS number as a point index (-1, which the core refuses, for NaN, negatives and huge values).
+std::int64_t to_index(double v) { return v >= 0 && v < 1e15 ? static_cast<std::int64_t>(v) : -1; }
+
+/// A sweep for the page's worker pool: load() once per worker, then evaluate points by index.
+class WasmSweep {
+ public:
+  std::string load(const std::string& sweep_text) { return sweep_.load(sweep_text); }
+  std::string evaluate(double index) const { return sweep_.evaluate(to_index(index), bundled_loader()); }
+  std::string scenario(double index) const { return sweep_.scenario(to_index(index)); }
+  std::string merge(const std::string& records_json) const { return sweep_.merge(records_json); }
+
+ private:
+  servesim::SweepSession sweep_;
+};
+
 std::string version() { return servesim::servesim_version(); }
 std::string validate(const std::string& scenario_json) {
   return servesim::validate_scenario_json(scenario_json, bundled_loader());
@@ -83,6 +100,12 @@ EMSCRIPTEN_BINDINGS(servesim) {
       .function("resultJson", &WasmSession::result_json)
       .function("chromeTraceJson", &WasmSession::chrome_trace_json)
       .function("benchmarkBlock", &WasmSession::benchmark_block);
+  emscripten::class_<WasmSweep>("Sweep")
+      .constructor<>()
+      .function("load", &WasmSweep::load)
+      .function("evaluate", &WasmSweep::evaluate)
+      .function("scenario", &WasmSweep::scenario)
+      .function("merge", &WasmSweep::merge);
   emscripten::function("version", &version);
   emscripten::function("validate", &validate);
 }

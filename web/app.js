@@ -2,7 +2,7 @@
 // ?embed). Everything the page shows comes from the core's result document; no simulation happens here.
 import {SimClient} from './sim_client.js';
 import {byId, h} from './lib/dom.js';
-import {loadCatalog, loadPreset} from './lib/catalog.js';
+import {loadCatalog, loadPreset, loadSweepCatalog, loadSweepText} from './lib/catalog.js';
 import {Runner, runnableText} from './lib/runner.js';
 import {decodeShare} from './lib/share_codec.js';
 import {renderGallery} from './views/gallery.js';
@@ -12,6 +12,7 @@ import {SharePanel} from './views/share_panel.js';
 import {ResultsView} from './views/results.js';
 import {showNotice, hideNotice} from './views/notice.js';
 import {startEmbed} from './views/embed.js';
+import {SweepView} from './views/sweep_view.js';
 
 const app = byId('app');
 const setState = (s) => (app.dataset.state = s);
@@ -23,6 +24,7 @@ async function main() {
   if (params.has('embed')) return startEmbed({app, client, params});
   // The gallery and editor are usable while the wasm module is still loading; Run waits for it.
   const catalog = await loadCatalog();
+  catalog.sweeps = await loadSweepCatalog();
   const info = {version: ''};
   const ready = client.init().then((i) => Object.assign(info, i));
   const page = buildPage(client, catalog, info, ready);
@@ -103,8 +105,24 @@ function buildPage(client, catalog, info, ready) {
     onRun: (id) => openPreset(id, {andRun: true}),
     onOpen: (id) => openPreset(id, {openEditor: true}),
   });
+  const sweep = new SweepView({
+    // ?sweep_workers=N sets the pool size (1 to 8; default navigator.hardwareConcurrency), for benchmarks.
+    pool: client.sweepPool({size: Number(new URLSearchParams(location.search).get('sweep_workers')) || undefined}),
+    sweeps: catalog.sweeps,
+    loadText: (id) => loadSweepText(catalog.sweeps, id),
+    onOpenPoint: (scenarioText, record) => {
+      editor.setDoc(JSON.parse(scenarioText));
+      details.open = true;
+      const what = Object.entries(record.assignment).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ');
+      showNotice(`Opened sweep point ${record.id} (${what}) in the editor.`,
+        {kind: 'info', actions: [['Run it', () => { hideNotice(); run(); }, true]]});
+      byId('editor').scrollIntoView({block: 'start'});
+    },
+  });
+  byId('sweep').append(sweep.el);
+  if (catalog.sweeps.length) sweep.loadPreset(catalog.sweeps[0].id);
   return {
-    editor, run, openPreset, details,
+    editor, run, openPreset, details, sweep,
     ready() {
       byId('version').textContent = `servesim ${info.version} · WebAssembly core in a Web Worker`;
       runPanel.ready('Ready.');

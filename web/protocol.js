@@ -22,6 +22,21 @@
 //       An invalid scenario gets an error reply with `errors`. One run at a time per worker.
 //   'cancel'    {runId}                       -> {found}     the run stops between steps; its 'run'
 //                                                             reply then has status 'cancelled'
+//   Sweeps (docs/sweep.md; the page's SweepPool, web/sweep_pool.js, runs one point per worker at a time).
+//   `sweep` is the sweep document's exact text (its hash goes into the merged document). A worker keeps the
+//   last sweep it loaded and loads again only when the text differs.
+//   'sweep_expand'   {sweep: string}           -> {ok, errors: [{path, message}], sweep, group_by, percentile,
+//                                                  sla: {ttft_ms, tpot_ms}, total_gpus, axes: [name],
+//                                                  points: [{index, id, group, assignment}]}   (no scenarios)
+//   'sweep_point'    {sweep: string, index}    -> {record: string}  evaluate_point's record JSON text: {index,
+//                                                  id, group, assignment, status: ok | filtered | failed,
+//                                                  reason?, metrics?, x?, y?, meets_sla?}; runs to the end
+//                                                  (no progress, no soft cancel: the pool terminates workers)
+//   'sweep_scenario' {sweep: string, index}    -> {scenario: string}  the point's resolved scenario JSON
+//   'sweep_merge'    {sweep: string, records: [string]}
+//                                             -> {ok, error, merged, csv}  merged: byte for byte the
+//                                                  sweep.json of `servesim sweep` (without its final newline)
+//   An invalid sweep or an index out of range gets an error reply (with `errors` for an invalid sweep).
 // A worker that stops answering is terminated and replaced by the page (SimClient.hardCancel).
 
 /** Protocol version, reported by 'init'. */
@@ -33,6 +48,10 @@ export const Msg = Object.freeze({
   VALIDATE: 'validate',
   RUN: 'run',
   CANCEL: 'cancel',
+  SWEEP_EXPAND: 'sweep_expand',
+  SWEEP_POINT: 'sweep_point',
+  SWEEP_SCENARIO: 'sweep_scenario',
+  SWEEP_MERGE: 'sweep_merge',
   PROGRESS: 'progress',
   ERROR: 'error',
 });

@@ -2,6 +2,7 @@
 // thread never waits on the simulation. A run that stops reporting progress is hard-cancelled by a watchdog:
 // the worker is terminated and a fresh one started.
 import {Msg, request} from './protocol.js';
+import {SweepPool} from './sweep_pool.js';
 
 /** A run with no progress message for this long is stopped and its promise rejected. */
 export const WATCHDOG_MS = 30000;
@@ -50,6 +51,12 @@ export class SimClient {
       if (this._worker === worker && this._pending.has(id)) this._send(Msg.CANCEL, {runId: id}).promise.catch(() => {});
     };
     return {promise, cancel};
+  }
+
+  /** A pool of workers for sweeps (web/sweep_pool.js) on the same worker script; `size` defaults to
+   * navigator.hardwareConcurrency (1 to 8). */
+  sweepPool({size} = {}) {
+    return new SweepPool(this._url, {size, createWorker: this._createWorker});
   }
 
   /** Terminates the worker and starts a fresh one: runs resolve as hard-cancelled, other requests reject. */

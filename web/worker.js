@@ -104,13 +104,70 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
     }
   }
 
+  // The last sweep loaded in this worker: {text, sweep (the module's Sweep), expansion}.
+  let sweep = null;
+  async function loadSweep(id, text) {
+    const M = await module();
+    text = String(text ?? '');
+    if (sweep && sweep.M === M && sweep.text === text) return sweep;
+    try {
+      sweep?.handle.delete();
+    } catch {
+      // the old instance trapped; nothing to free
+    }
+    sweep = null;
+    const handle = new M.Sweep();
+    const expansion = JSON.parse(handle.load(text));
+    if (!expansion.ok) {
+      handle.delete();
+      const lines = expansion.errors.map((e) => `${e.path || '/'}: ${e.message}`);
+      const e = new Error(`invalid sweep: ${lines.join('; ')}`);
+      e.errors = expansion.errors;
+      throw e;
+    }
+    sweep = {M, text, handle, expansion};
+    return sweep;
+  }
+  const pointIndex = (index) => (Number.isSafeInteger(index) && index >= 0 ? index : -1);
+
+  async function onSweepExpand(id, {sweep: text}) {
+    try {
+      post(reply(Msg.SWEEP_EXPAND, id, (await loadSweep(id, text)).expansion));
+    } catch (e) {
+      if (!e.errors) throw e;
+      post(error(id, e.message, e.errors));
+    }
+  }
+
+  async function onSweepPoint(id, {sweep: text, index}) {
+    const record = (await loadSweep(id, text)).handle.evaluate(pointIndex(index));
+    if (!record) throw new Error(`the sweep has no point ${JSON.stringify(index)}`);
+    post(reply(Msg.SWEEP_POINT, id, {record}));
+  }
+
+  async function onSweepScenario(id, {sweep: text, index}) {
+    const scenario = (await loadSweep(id, text)).handle.scenario(pointIndex(index));
+    if (!scenario) throw new Error(`the sweep has no point ${JSON.stringify(index)}`);
+    post(reply(Msg.SWEEP_SCENARIO, id, {scenario}));
+  }
+
+  async function onSweepMerge(id, {sweep: text, records}) {
+    const s = await loadSweep(id, text);
+    const list = Array.isArray(records) ? records.map(String) : [];
+    post(reply(Msg.SWEEP_MERGE, id, JSON.parse(s.handle.merge(`[${list.join(',')}]`))));
+  }
+
   function onCancel(id, {runId}) {
     const state = runs.get(runId);
     if (state) state.cancel = true;
     post(reply(Msg.CANCEL, id, {found: !!state}));
   }
 
-  const handlers = {[Msg.INIT]: onInit, [Msg.VALIDATE]: onValidate, [Msg.RUN]: onRun, [Msg.CANCEL]: onCancel};
+  const handlers = {
+    [Msg.INIT]: onInit, [Msg.VALIDATE]: onValidate, [Msg.RUN]: onRun, [Msg.CANCEL]: onCancel,
+    [Msg.SWEEP_EXPAND]: onSweepExpand, [Msg.SWEEP_POINT]: onSweepPoint, [Msg.SWEEP_SCENARIO]: onSweepScenario,
+    [Msg.SWEEP_MERGE]: onSweepMerge,
+  };
 
   port.onmessage = async (event) => {
     const msg = event.data;
@@ -123,7 +180,10 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
     try {
       await handler(id, (msg.args && typeof msg.args === 'object') ? msg.args : {});
     } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError || typeof e === 'number') discard();
+      if (e instanceof WebAssembly.RuntimeError || typeof e === 'number') {
+        discard();
+        sweep = null;
+      }
       const what = e instanceof WebAssembly.RuntimeError || typeof e === 'number' ? 'the simulator core failed: ' : '';
       post(error(id, what + errorMessage(e)));
     }

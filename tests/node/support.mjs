@@ -7,7 +7,7 @@ import path from 'node:path';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const ASSETS = new URL('../../web/assets/', import.meta.url);
 export const PRESETS = path.join(ROOT, 'presets');
-export const CLI = path.join(ROOT, 'build/native/cli/servesim');
+export const CLI = path.join(ROOT, 'build/native/servesim');
 
 /** Every preset file, sorted. */
 export const presetFiles = () => readdirSync(PRESETS).filter((f) => f.endsWith('.json')).sort();

@@ -25,12 +25,12 @@ test('the default preset runs on load; summary, charts and timeline are drawn', 
   await screenshot(page, 'page_default');
 });
 
-test('the summary matches the native CLI for the same scenario', {skip: !existsSync(join(ROOT, 'build/native/cli/servesim'))}, async () => {
+test('the summary matches the native CLI for the same scenario', {skip: !existsSync(join(ROOT, 'build/native/servesim'))}, async () => {
   const scenario = JSON.parse(readFileSync(join(ROOT, 'presets/default.json'), 'utf8'));
   scenario.output = {requests: true, phases: true};
   const file = join(tmpdir(), `servesim-web-${process.pid}.json`);
   writeFileSync(file, JSON.stringify(scenario));
-  execFileSync(join(ROOT, 'build/native/cli/servesim'), ['run', file, '--out', `${file}.result.json`]);
+  execFileSync(join(ROOT, 'build/native/servesim'), ['run', file, '--out', `${file}.result.json`]);
   const native = JSON.parse(readFileSync(`${file}.result.json`, 'utf8')).summary;
   const cells = await summaryCells(page);
   for (const key of ['mean_ttft_ms', 'p99_tpot_ms', 'median_e2el_ms', 'mean_itl_ms']) {

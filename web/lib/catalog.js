@@ -14,6 +14,24 @@ export async function loadCatalog() {
   return {profiles, presets: presets.presets};
 }
 
+/** The sweep presets (presets/sweeps/*.json): [{id, file, name, description}]; [] when none were built. */
+export async function loadSweepCatalog() {
+  try {
+    return (await getJson('sweeps/index.json')).sweeps;
+  } catch {
+    return [];
+  }
+}
+
+/** A sweep preset's exact text (its hash names the sweep in merged results); only ids from the index. */
+export async function loadSweepText(sweeps, id) {
+  const entry = sweeps.find((s) => s.id === id);
+  if (!entry) throw new Error(`there is no sweep named "${String(id).slice(0, 60)}"`);
+  const res = await fetch(new URL(`sweeps/${entry.file}`, ASSETS));
+  if (!res.ok) throw new Error(`sweeps/${entry.file}: HTTP ${res.status}`);
+  return await res.text();
+}
+
 /** Loads a preset by id; only ids from the index are fetched (a URL parameter cannot name other paths). */
 export async function loadPreset(catalog, id) {
   const entry = catalog.presets.find((p) => p.id === id);
