@@ -59,7 +59,7 @@ export async function waitState(page, states, timeout = 60000) {
 export async function runAndWait(page, action, timeout = 60000) {
   const before = await runCount(page);
   await action();
-  await page.waitForFunction((n) => Number(document.getElementById('app').dataset.runCount) > n, before, {timeout: 10000});
+  await page.waitForFunction((n) => Number(document.getElementById('app').dataset.runCount) > n, before, {timeout: 30000});
   return await waitState(page, ['completed', 'cancelled', 'stopped', 'error'], timeout);
 }
 

@@ -51,7 +51,7 @@ test('hovering and zooming the timeline', async () => {
   scan: for (const fy of [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]) {
     for (let k = 0; k <= 20; k++) { await spot(k / 20, fy); if (await shown()) break scan; }
   }
-  await page.waitForSelector('.tooltip:not([hidden])', {timeout: 3000});
+  await page.waitForSelector('.tooltip:not([hidden])', {timeout: 10000});
   assert.match(await page.locator('.tooltip').textContent(), /request#\d+/);
   assert.match(await page.locator('.timeline-stats').textContent(), /one row per request|aggregated/);
   assert.ok(await canvasInk(page) > 0.01);
@@ -63,7 +63,7 @@ test('a core validation error appears at its field and in the list, and blocks t
   await page.click('#editor-details summary');
   await page.fill('#f--engine-block-size', '24');
   const fieldError = page.locator('.field[data-path="/engine/block_size"] .field-error');
-  await fieldError.waitFor({state: 'visible', timeout: 5000});
+  await fieldError.waitFor({state: 'visible', timeout: 15000});
   assert.match(await fieldError.textContent(), /power of two/);
   assert.match(await page.locator('.error-list').textContent(), /\/engine\/block_size/);
   assert.match(await page.locator('.json-text').inputValue(), /"block_size": 24/);
@@ -71,7 +71,7 @@ test('a core validation error appears at its field and in the list, and blocks t
   await page.click('#run');
   await page.waitForFunction(() => /Not run/.test(document.getElementById('run-status').textContent));
   await page.fill('#f--engine-block-size', '16');
-  await fieldError.waitFor({state: 'hidden', timeout: 5000});
+  await fieldError.waitFor({state: 'hidden', timeout: 15000});
 });
 
 test('the raw JSON and the form stay in sync', async () => {
@@ -87,7 +87,7 @@ test('an uploaded Hugging Face config.json defines an inline model that runs', a
   });
   await page.waitForFunction(() => /"config":/.test(document.querySelector('.json-text').value));
   assert.match(await page.locator('#f--model').inputValue(), /__inline__/);
-  await page.waitForSelector('.error-list .ok', {timeout: 5000});
+  await page.waitForSelector('.error-list .ok', {timeout: 15000});
   assert.equal(await runAndWait(page, () => page.click('#run')), 'completed');
 });
 
