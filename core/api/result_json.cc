@@ -166,7 +166,7 @@ std::string SessionImpl::result_json() const {
           tokens = OJson::array();
     for (const PhaseSegment& s : metrics_->phases()) {
       req.push_back(s.req);
-      kind.push_back(s.kind == 0 ? "prefill" : "preempted");
+      kind.push_back(phase_kind_name(s.kind));
       start.push_back(as_ms(s.start));
       end.push_back(as_ms(s.end));
       tokens.push_back(s.tokens);

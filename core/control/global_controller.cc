@@ -125,6 +125,9 @@ void erase_one(std::vector<Request*>& v, const Request* r) {
 void GlobalController::landed(Simulator& sim, Request& req) {
   // The first token reaches the client with the KV: TTFT includes the transfer, as in real P/D systems.
   req.first_token = req.last_token = req.transfer_end;
+  if (req.transfer_start > req.prefill_done)
+    metrics_.add_phase({req.id, req.prefill_done, req.transfer_start, 0, kPhaseKvWait});
+  metrics_.add_phase({req.id, req.transfer_start, req.transfer_end, req.prompt_tokens, kPhaseKvTransfer});
   DecodeInstanceState& mine = decode_state(req.decode_target);
   erase_one(mine.pending, &req);
   // SIBYL's optimal-assignment ratio: was the chosen instance the least loaded when decoding starts?

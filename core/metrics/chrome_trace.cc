@@ -43,7 +43,9 @@ std::string chrome_trace_json(const std::vector<Request>& pool, const MetricsCol
   // Prefill chunks per request, in log order.
   std::vector<std::vector<const PhaseSegment*>> chunks(pool.size());
   for (const PhaseSegment& s : m.phases())
-    if (s.kind == 0 && static_cast<std::size_t>(s.req) < pool.size()) chunks[s.req].push_back(&s);
+    if ((s.kind == kPhasePrefill || s.kind == kPhaseKvTransfer || s.kind == kPhaseKvWait) &&
+        static_cast<std::size_t>(s.req) < pool.size())
+      chunks[s.req].push_back(&s);
   for (const Request& r : pool) {
     if (r.state != RequestState::kFinished) continue;
     const int pid = r.replica + 1;
@@ -51,9 +53,14 @@ std::string chrome_trace_json(const std::vector<Request>& pool, const MetricsCol
                              ",\"output_tokens\":" + std::to_string(r.generated) +
                              ",\"preemptions\":" + std::to_string(r.preemptions) + "}";
     async_slice(out, "request", r.id, pid, r.arrival, r.finished, args);
-    if (r.first_scheduled > r.arrival) async_slice(out, "queued", r.id, pid, r.arrival, r.first_scheduled);
-    for (const PhaseSegment* c : chunks[r.id])
-      async_slice(out, "prefill", r.id, pid, c->start, c->end, "{\"tokens\":" + std::to_string(c->tokens) + "}");
+    const int entry_pid = r.prefill_replica >= 0 ? r.prefill_replica + 1 : pid;
+    if (r.first_scheduled > r.arrival) async_slice(out, "queued", r.id, entry_pid, r.arrival, r.first_scheduled);
+    for (const PhaseSegment* c : chunks[r.id]) {
+      // Prefill and transfer ran on the P replica's process; the request's own slices sit on its decode replica.
+      const int at = c->kind == kPhasePrefill ? entry_pid : pid;
+      async_slice(out, phase_kind_name(c->kind), r.id, at, c->start, c->end,
+                  "{\"tokens\":" + std::to_string(c->tokens) + "}");
+    }
     if (r.finished > r.first_token) async_slice(out, "decode", r.id, pid, r.first_token, r.finished);
   }
   for (const IterationRecord& it : m.iterations()) {

@@ -2,6 +2,16 @@
 
 namespace servesim {
 
+const char* phase_kind_name(std::uint8_t kind) {
+  switch (kind) {
+    case kPhasePrefill: return "prefill";
+    case kPhasePreempted: return "preempted";
+    case kPhaseKvTransfer: return "kv_transfer";
+    case kPhaseKvWait: return "kv_wait";
+  }
+  return "?";
+}
+
 MetricsCollector::MetricsCollector(const OutputSpec& output, bool keep_iterations)
     : keep_phases_(output.phases),
       keep_iterations_(keep_iterations),
@@ -20,8 +30,8 @@ void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, 
   series_.add(start, values);
   if (keep_phases_) {
     for (const ScheduledItem& it : batch.items)
-      if (it.prefill) phases_.push_back({it.req->id, start, end, it.num_tokens, 0});
-    for (const Request* r : batch.preempted) phases_.push_back({r->id, start, start, 0, 1});
+      if (it.prefill) phases_.push_back({it.req->id, start, end, it.num_tokens, kPhasePrefill});
+    for (const Request* r : batch.preempted) phases_.push_back({r->id, start, start, 0, kPhasePreempted});
   }
   if (keep_iterations_)
     iterations_.push_back({start, end, replica.index(), static_cast<std::int32_t>(batch.items.size()),

@@ -13,13 +13,18 @@
 
 namespace servesim {
 
-/// A prefill chunk or preemption on the timeline (queued and decode spans derive from the request).
+/// Timeline segments beyond what each request's own timestamps give (queued and decode spans derive from those).
+enum PhaseKind : std::uint8_t { kPhasePrefill = 0, kPhasePreempted = 1, kPhaseKvTransfer = 2, kPhaseKvWait = 3 };
+/// Names used in the result's phases columns and in traces.
+const char* phase_kind_name(std::uint8_t kind);
+
+/// A prefill chunk, preemption or KV-transfer span on the timeline.
 struct PhaseSegment {
   std::int64_t req = 0;
   SimTime start = 0;
   SimTime end = 0;
   std::int32_t tokens = 0;  ///< prompt tokens in the chunk (0 for a preemption mark)
-  std::uint8_t kind = 0;    ///< 0 = prefill chunk, 1 = preempted (start = end = when)
+  std::uint8_t kind = 0;    ///< a PhaseKind
 };
 
 /// One iteration of one replica (kept only for traces).
@@ -39,6 +44,10 @@ class MetricsCollector {
                     const ClusterCounters& counters);
   void on_token(const Request& req, SimTime now) {
     if (req.generated > 0) itl_.add(now - req.last_token);  // the first token has no inter-token latency
+  }
+  /// Records a segment when phases are kept (P/D transfers and their waits come from the controller).
+  void add_phase(const PhaseSegment& s) {
+    if (keep_phases_) phases_.push_back(s);
   }
   /// Index of a failure reason in the table (added if new).
   int failure_index(const std::string& reason);

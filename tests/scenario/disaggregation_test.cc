@@ -114,3 +114,21 @@ TEST_CASE("a prefill role whose KV is held by handed-off requests waits for tran
   // Heterogeneous roles are priced per role: 2 H800 at $3.49 and 2 H20 at $1.59.
   CHECK(r["summary"]["usd_per_hour"].get<double>() == Approx(2 * 3.49 + 2 * 1.59));
 }
+
+TEST_CASE("the timeline phases of a P/D run include each request's KV transfer", "[scenario][pd]") {
+  auto s = pd_scenario("sibyl", 0.22);
+  s["output"]["phases"] = true;
+  const auto r = test::run_scenario(s.dump());
+  const auto& ph = r["phases"];
+  int transfers = 0, waits = 0, prefills = 0;
+  for (std::size_t k = 0; k < ph["kind"].size(); ++k) {
+    const std::string kind = ph["kind"][k];
+    transfers += kind == "kv_transfer";
+    waits += kind == "kv_wait";
+    prefills += kind == "prefill";
+    CHECK(ph["end_ms"][k].get<double>() >= ph["start_ms"][k].get<double>());
+  }
+  CHECK(transfers == 120);
+  CHECK(waits > 0);  // the tight decode role makes some transfers wait for blocks
+  CHECK(prefills >= 120);
+}
