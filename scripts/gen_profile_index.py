@@ -21,8 +21,28 @@ def names(folder, ext):
     return out
 
 
+def tables():
+    """Measured operator tables per GPU (profiles/<gpu>/<backend>/<op>.json, scripts/gen_tables.py), as
+    "<gpu>/<backend>/<op>" without the extension, so the page knows which files a role may load."""
+    out = []
+    for gpu in names("gpus", ".json"):
+        base = os.path.join(ROOT, gpu)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for f in sorted(filenames):
+                if f.endswith(".json") and f not in ("manifest.json",):
+                    rel = os.path.relpath(os.path.join(dirpath, f), ROOT)[: -len(".json")]
+                    out.append(rel.replace(os.sep, "/"))
+    if os.path.exists(os.path.join(ROOT, "datasheet", "efficiency.json")):
+        out.append("datasheet/efficiency")
+    return sorted(out)
+
+
 def main():
     index = {folder: names(folder, ext) for folder, ext in FOLDERS.items()}
+    index["tables"] = tables()
     text = json.dumps(index, indent=1) + "\n"
     path = os.path.join(ROOT, "index.json")
     if "--check" in sys.argv:

@@ -25,6 +25,11 @@ OJson kv_json(const KvBudget& b) {
                {"weights_gib", b.weights_bytes / kGiB},
                {"activation_peak_gib", b.activation_bytes / kGiB},
                {"runtime_overhead_gib", b.overhead_bytes / kGiB},
+               {"terms_gib", OJson{{"forward_peak", b.forward_peak_bytes / kGiB},
+                                   {"sampler", b.sampler_bytes / kGiB},
+                                   {"cuda_graphs", b.cuda_graph_bytes / kGiB},
+                                   {"comm_workspaces", b.comm_bytes / kGiB},
+                                   {"non_torch", b.non_torch_bytes / kGiB}}},
                {"kv_cache_gib", b.kv_bytes / kGiB},
                {"kv_bytes_per_token", b.kv_bytes_per_token},
                {"block_size", b.block_size},
@@ -73,6 +78,20 @@ OJson role_json(const RoleCluster& rc) {
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
     sources[op_family_name(static_cast<OpFamily>(f))] = price_source_name(rc.cost->source(static_cast<OpFamily>(f)));
   fid["sources"] = sources;
+  // The profile that priced this role, its measured error (profiles/<gpu>/<backend>/validation.json, written
+  // by scripts/validate_ops.py and scripts/validate_e2e.py) and how many lookups left the measured grids.
+  const FidelityReport rep = rc.cost->report();
+  fid["kind"] = rep.kind;
+  fid["profile"] = rep.profile.empty() ? OJson() : OJson(rep.profile);
+  if (!rep.profile_version.empty()) fid["profile_version"] = rep.profile_version;
+  if (!rep.measured_error_json.empty()) {
+    const auto err = OJson::parse(rep.measured_error_json, nullptr, false);
+    if (!err.is_discarded()) fid["measured_error"] = err;
+  }
+  OJson lookups = OJson::object();
+  for (std::size_t i = 0; i < rep.families.size(); ++i)
+    lookups[rep.families[i]] = {{"lookups", rep.lookups[i]}, {"extrapolated", rep.extrapolated[i]}};
+  fid["lookups"] = lookups;
   j["fidelity"] = fid;
   return j;
 }

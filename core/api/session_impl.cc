@@ -90,7 +90,7 @@ bool SessionImpl::build(const std::string& scenario_json, Errors& errors) {
   SERVESIM_CHECK(router_from_string(scenario_.deployment.router, router), "router passed validation");
   // The controller observes replicas, so it exists before the cluster is compiled.
   controller_ = std::make_unique<GlobalController>(cluster_, router, *metrics_, counters_);
-  if (!compile_cluster(scenario_, &counters_, controller_.get(), cluster_, errors)) return false;
+  if (!compile_cluster(scenario_, &counters_, controller_.get(), cluster_, errors, &catalog_)) return false;
   controller_->init_disaggregation(scenario_);
   pool_.resize(static_cast<std::size_t>(scenario_.workload.num_requests));
   controller_->set_pool(&pool_);

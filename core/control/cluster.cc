@@ -1,11 +1,11 @@
 #include "core/control/cluster.h"
 
-#include "core/fidelity/roofline_cost_model.h"
+#include "core/fidelity/table_cost_model.h"
 
 namespace servesim {
 
 bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserver* observer, Cluster& out,
-                     Errors& errors) {
+                     Errors& errors, const ResourceCatalog* catalog) {
   int global_index = 0;
   for (std::size_t i = 0; i < s.deployment.roles.size(); ++i) {
     const RoleSpec& spec = s.deployment.roles[i];
@@ -17,7 +17,14 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       continue;
     }
     rc.max_model_len = spec.engine.max_model_len > 0 ? spec.engine.max_model_len : s.model.max_position_embeddings;
-    rc.cost = std::make_unique<RooflineCostModel>(s.model, spec.gpu, spec.parallelism, spec.engine);
+    // Measured tables where the GPU has them, else datasheet-derived (fidelity/table_cost_model.h).
+    std::string cost_error;
+    rc.cost = make_cost_model(s.model, spec.gpu, spec.parallelism, spec.engine, catalog,
+                              s.seed ^ (0x9e3779b97f4a7c15ull * (i + 1)), cost_error);
+    if (!rc.cost) {
+      errors.add("/deployment/roles/" + std::to_string(i) + "/gpu", cost_error);
+      continue;
+    }
     for (int r = 0; r < spec.replicas; ++r) {
       rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
                                                       rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));

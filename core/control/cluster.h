@@ -29,7 +29,9 @@ struct Cluster {
 };
 
 /// Builds the cluster; returns false with errors (named by JSON path) when a role's model does not fit.
+/// `catalog` gives the measured operator tables (profiles/<gpu>/<backend>/); without it every role is priced by
+/// the datasheet roofline.
 bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserver* observer, Cluster& out,
-                     Errors& errors);
+                     Errors& errors, const ResourceCatalog* catalog = nullptr);
 
 }  // namespace servesim

@@ -79,6 +79,7 @@ void Replica::build_shape() {
     } else {
       ++s.num_decode;
       s.decode_context_sum += ctx;
+      s.decode_contexts.push_back(static_cast<std::int32_t>(ctx));
       if (ctx > s.decode_context_max) s.decode_context_max = ctx;
     }
   }

@@ -21,11 +21,13 @@ struct BatchShape {
   std::int64_t decode_context_max = 0;
   std::int32_t num_sampled = 0;     ///< requests that produce a token this iteration (LM head rows)
   std::vector<PrefillChunk> prefills;
+  std::vector<std::int32_t> decode_contexts;  ///< each decode request's KV length (including its new token)
   bool cuda_graph = false;          ///< replayed from a captured graph (no per-kernel launches)
   void clear() {
     num_tokens = padded_tokens = decode_context_sum = decode_context_max = 0;
     num_decode = num_sampled = 0;
     prefills.clear();
+    decode_contexts.clear();
     cuda_graph = false;
   }
 };

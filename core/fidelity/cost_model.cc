@@ -6,6 +6,8 @@ const char* price_source_name(PriceSource s) {
   switch (s) {
     case PriceSource::kRoofline: return "roofline";
     case PriceSource::kTable: return "table";
+    case PriceSource::kDatasheet: return "datasheet-derived";
+    case PriceSource::kCalibrated: return "calibrated";
     default: return "?";
   }
 }
@@ -13,6 +15,7 @@ const char* price_source_name(PriceSource s) {
 const char* op_family_name(OpFamily f) {
   switch (f) {
     case OpFamily::kGemm: return "gemm";
+    case OpFamily::kMoe: return "moe";
     case OpFamily::kAttentionPrefill: return "attention_prefill";
     case OpFamily::kAttentionDecode: return "attention_decode";
     case OpFamily::kNorm: return "norm";

@@ -2,6 +2,7 @@
 /// The fidelity plane's interface: the time one iteration takes on one replica.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/fidelity/batch_shape.h"
 #include "core/sim/sim_time.h"
@@ -9,12 +10,15 @@
 namespace servesim {
 
 /// Where an op's time came from.
-enum class PriceSource : std::uint8_t { kRoofline = 0, kTable = 1, kCount };
+/// kDatasheet: the roofline corrected by efficiency curves fitted on GPUs with tables ("datasheet-derived");
+/// kCalibrated: constants fitted on measured end-to-end runs (CPU overhead).
+enum class PriceSource : std::uint8_t { kRoofline = 0, kTable = 1, kDatasheet = 2, kCalibrated = 3, kCount };
 const char* price_source_name(PriceSource s);
 
 /// Op families priced separately (for attribution in the result).
 enum class OpFamily : std::uint8_t {
-  kGemm, kAttentionPrefill, kAttentionDecode, kNorm, kEmbedding, kLmHead, kAllReduce, kPipelineP2p, kOverhead, kCount
+  kGemm, kMoe, kAttentionPrefill, kAttentionDecode, kNorm, kEmbedding, kLmHead, kAllReduce, kPipelineP2p, kOverhead,
+  kCount
 };
 const char* op_family_name(OpFamily f);
 
@@ -22,6 +26,17 @@ const char* op_family_name(OpFamily f);
 struct BatchCost {
   SimTime total = 0;
   SimTime by_family[static_cast<int>(OpFamily::kCount)] = {};
+};
+
+/// What a cost model tells the result about itself: the profile it used, that profile's measured error and how
+/// often a lookup fell outside the measured grids.
+struct FidelityReport {
+  std::string kind = "roofline";  ///< "table", "datasheet-derived" or "roofline"
+  std::string profile;            ///< "H100-SXM/vllm" (tables used), empty otherwise
+  std::string profile_version;    ///< backend version the tables were measured with
+  std::string measured_error_json;  ///< JSON object from the profile's validation.json, empty if none
+  std::vector<std::string> families;  ///< op families with lookups, in OpFamily order
+  std::vector<std::int64_t> lookups, extrapolated;  ///< per entry of `families`
 };
 
 /// Prices iterations of one role's replicas (model x GPU x parallelism x engine).
@@ -34,6 +49,8 @@ class CostModel {
   virtual PriceSource source(OpFamily f) const = 0;
   /// Human-readable description ("roofline (datasheet H100-SXM)").
   virtual std::string describe() const = 0;
+  /// Profile, measured error and extrapolation counts for the result.
+  virtual FidelityReport report() const { return {}; }
 };
 
 }  // namespace servesim

@@ -32,6 +32,46 @@ double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bp
   return per_gpu * bpp;
 }
 
+double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e) {
+  const double bpp = dtype_bytes(e.dtype);
+  if (bpp >= 2.0) return weights_bytes_per_gpu(m, p, bpp);
+  // Quantised linear layers; the vocabulary-parallel embedding and LM head stay 16-bit.
+  const double embed = static_cast<double>(m.vocab_size) * m.hidden_size;
+  const double lm_head = m.tie_word_embeddings ? 0.0 : embed;
+  const double vocab = (p.pp == 1 ? embed + lm_head : std::max(embed, lm_head)) / p.tp_attn;
+  return weights_bytes_per_gpu(m, p, bpp) + vocab * (2.0 - bpp);
+}
+
+double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T) {
+  const double a = 2.0;  // 16-bit activations
+  const double H = static_cast<double>(m.hidden_size);
+  const double heads = static_cast<double>(m.num_attention_heads) / p.tp_attn;
+  const double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / p.tp_attn);
+  double attn;
+  if (m.is_mla()) {
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    attn = T * (heads * (2 * qk + static_cast<double>(m.v_head_dim)) +
+                static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)) * a;
+  } else {
+    attn = T * ((heads + 2 * kv_heads) * static_cast<double>(m.head_dim) + heads * static_cast<double>(m.head_dim)) * a;
+  }
+  double ffn = 0;
+  if (m.num_hidden_layers > m.moe_layers()) {
+    const double inter = static_cast<double>(m.intermediate_size) / p.tp_ffn;
+    ffn = T * 3.0 * inter * a;  // gate/up output (2 I) and the activation (I)
+  }
+  if (m.is_moe()) {
+    const double inter = static_cast<double>(m.moe_intermediate_size) / p.tp_ffn;
+    const double k = static_cast<double>(m.num_experts_per_tok);
+    // fused_moe intermediate caches: top-k rows x (2 I), x I and x H; fp32 router logits.
+    double moe = T * k * (3.0 * inter + H) * a + T * static_cast<double>(m.num_experts) * 4.0;
+    if (m.shared_expert_intermediate_size > 0)
+      moe += T * 3.0 * static_cast<double>(m.shared_expert_intermediate_size) / p.tp_ffn * a;
+    ffn = std::max(ffn, moe);
+  }
+  return 2.0 * T * H * a + std::max(attn, ffn);
+}
+
 static double kv_element_bytes(const EngineOptions& e) {
   // FP8 weights keep a 16-bit cache unless kv_cache_dtype says otherwise.
   return e.kv_cache_dtype == "auto" ? (e.dtype == "fp8" ? 2.0 : dtype_bytes(e.dtype)) : dtype_bytes(e.kv_cache_dtype);
@@ -49,18 +89,48 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   b.block_size = e.block_size;
   b.device_bytes = g.memory_bytes;
   b.usable_bytes = e.gpu_memory_utilization * g.memory_bytes;
-  b.weights_bytes = weights_bytes_per_gpu(m, p, dtype_bytes(e.dtype));
+  b.weights_bytes = weights_bytes_per_gpu(m, p, e);
 
-  // vLLM's profiling forward at max_num_batched_tokens: the gated-MLP intermediate (gate+up output and the
-  // activation) and a few hidden-size buffers live at once, plus fp32 logits and probabilities for
-  // max_num_seqs sampled rows.
+  // 1. Activation peak of vLLM's profile run: one forward pass of max_num_batched_tokens tokens, then the
+  //    sampler on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on
+  //    the first rank) with top-k/top-p, whose sort dominates.
   const double T = static_cast<double>(e.max_num_batched_tokens);
-  const double inter = static_cast<double>(m.is_moe() ? std::max(m.moe_intermediate_size * m.num_experts_per_tok,
-                                                                  m.intermediate_size)
-                                                      : m.intermediate_size) / p.tp_ffn;
-  b.activation_bytes = T * (3.0 * inter + 4.0 * m.hidden_size) * 2.0 +
-                       2.0 * e.max_num_seqs * (static_cast<double>(m.vocab_size) / p.tp_attn) * 4.0;
-  b.overhead_bytes = k.non_torch_bytes + (p.tp_attn * p.dp_attn > 1 ? k.nccl_bytes_per_tp_group : 0.0);
+  b.forward_peak_bytes = forward_peak_bytes(m, p, T);
+  const double rows = std::min(static_cast<double>(e.max_num_seqs), T);
+  b.sampler_bytes = rows * static_cast<double>(m.vocab_size) * k.sampler_bytes_per_logit;
+  b.activation_bytes = b.forward_peak_bytes + b.sampler_bytes;
+
+  // 2. CUDA graphs: captured graphs share one memory pool sized by the largest capture's activations; every
+  //    size is captured twice in vLLM V1 (a full graph for decode-only batches, a piecewise one for the rest).
+  if (!e.enforce_eager) {
+    std::int64_t largest = 0;
+    std::size_t count = 0;
+    if (!e.cuda_graph_sizes.empty()) {
+      for (std::int64_t v : e.cuda_graph_sizes) largest = std::max(largest, v);
+      count = e.cuda_graph_sizes.size();
+    } else {
+      const std::int64_t max_size = std::min<std::int64_t>(e.max_cudagraph_capture_size, 2 * e.max_num_seqs);
+      for (std::int64_t v : {1, 2, 4})
+        if (v <= max_size) largest = v, ++count;
+      for (std::int64_t v = 8; v <= std::min<std::int64_t>(256, max_size); v += 8) largest = v, ++count;
+      for (std::int64_t v = 272; v <= max_size; v += 16) largest = v, ++count;
+    }
+    b.cuda_graph_bytes = forward_peak_bytes(m, p, static_cast<double>(largest)) +
+                         2.0 * static_cast<double>(count) * k.graph_bytes_per_capture;
+  }
+
+  // 3. Communication workspaces: one NCCL communicator per process group this GPU talks in (the TP/EP group
+  //    and, with pipeline stages, the PP group) plus vLLM's custom all-reduce buffers on NVLink groups.
+  const int group = p.tp_attn * p.dp_attn;
+  if (group > 1) {
+    b.comm_bytes += k.nccl_bytes_per_group;
+    if (group <= 8 && g.nvlink_gb_s > 0) b.comm_bytes += k.custom_ar_bytes;
+  }
+  if (p.pp > 1) b.comm_bytes += k.nccl_bytes_per_group;
+
+  // 4. Non-torch memory allocated after start-up (library workspaces).
+  b.non_torch_bytes = k.non_torch_bytes;
+  b.overhead_bytes = b.cuda_graph_bytes + b.comm_bytes + b.non_torch_bytes;
 
   const double kv_elem = kv_element_bytes(e);
   const double layers = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp);

@@ -9,13 +9,21 @@
 
 namespace servesim {
 
-/// The memory budget of one GPU of a replica (the most loaded pipeline stage).
+/// The memory budget of one GPU of a replica (the most loaded pipeline stage), term by term as vLLM accounts it:
+///   kv = gpu_memory_utilization x device - weights - activation peak - (CUDA graphs + comm + non-torch)
+/// (vLLM's profile run measures the torch peak and the non-torch growth after its start-up snapshot, so the
+/// CUDA context itself, created before the snapshot, is not subtracted.) profiles/README.md explains each term.
 struct KvBudget {
   double device_bytes = 0;      ///< memory_bytes of the GPU
   double usable_bytes = 0;      ///< gpu_memory_utilization x device memory
   double weights_bytes = 0;     ///< parameters resident on this GPU
-  double activation_bytes = 0;  ///< forward-pass peak at max_num_batched_tokens plus sampler logits
-  double overhead_bytes = 0;    ///< CUDA context, NCCL and cuBLAS workspaces (non-torch memory)
+  double activation_bytes = 0;  ///< torch peak of the profile run: forward_peak_bytes + sampler_bytes
+  double forward_peak_bytes = 0;  ///< live tensors of the widest layer at max_num_batched_tokens
+  double sampler_bytes = 0;       ///< logits, probabilities and top-k/top-p sort buffers for the sampled rows
+  double overhead_bytes = 0;    ///< runtime_overhead: cuda_graph_bytes + comm_bytes + non_torch_bytes
+  double cuda_graph_bytes = 0;  ///< CUDA-graph memory pool (activations of the largest capture) and graph objects
+  double comm_bytes = 0;        ///< NCCL communicator buffers and custom all-reduce buffers
+  double non_torch_bytes = 0;   ///< cuBLAS/cuBLASLt workspaces and allocator slack created after start-up
   double kv_bytes = 0;          ///< what is left for the KV cache (may be <= 0: does not fit)
   double kv_bytes_per_token = 0;  ///< K and V of one token for this GPU's layers and heads
   std::int64_t block_size = 16;
@@ -27,9 +35,18 @@ struct KvBudget {
 
 /// Named estimates for the terms that are not pure arithmetic.
 struct MemoryConstants {
-  double non_torch_bytes = 0.6 * (1u << 30);          ///< CUDA context and allocator slack, one GPU
-  double nccl_bytes_per_tp_group = 0.4 * (1u << 30);  ///< NCCL / custom all-reduce buffers when TP > 1
+  double non_torch_bytes = 0.15 * (1u << 30);      ///< cuBLAS/cuBLASLt workspaces (32 MiB a stream) + allocator slack
+  double nccl_bytes_per_group = 0.3 * (1u << 30);  ///< one NCCL communicator's buffers (channels x 4 MiB, NVLS)
+  double custom_ar_bytes = 32.0 * (1u << 20);      ///< vLLM custom all-reduce: 8 MiB buffer x 2 + IPC metadata
+  double graph_bytes_per_capture = 2.0 * (1u << 20);  ///< one captured graph's executable and private buffers
+  double sampler_bytes_per_logit = 20;  ///< fp32 logits + fp32 probs + sorted fp32 values with int64 indices
 };
+
+/// Forward-pass peak of live activations for `tokens` tokens on one GPU (the widest layer): the residual
+/// stream (hidden + residual) plus the larger of the attention block (q/k/v and the attention output) and the
+/// FFN block (gate/up output and the activation; for MoE the fused-experts intermediate caches of top-k rows and
+/// the fp32 router logits).
+double forward_peak_bytes(const ModelSpec& model, const Parallelism& par, double tokens);
 
 /// Computes the budget; `error` is set when weights or activations leave no room for one block.
 KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
@@ -40,5 +57,8 @@ double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& eng
 
 /// Parameter bytes held by one GPU of the largest pipeline stage.
 double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param);
+/// Same with the engine's dtype: FP8 checkpoints quantise the linear layers but keep the embedding, the LM head
+/// (and norms) in 16 bits.
+double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine);
 
 }  // namespace servesim

@@ -50,6 +50,45 @@ double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {
   return 2.0 * (gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
 }
 
+double RooflineCostModel::moe_experts_ns(double T) const {
+  if (!m_.is_moe() || T <= 0) return 0;
+  const double H = static_cast<double>(m_.hidden_size);
+  // Balanced routing: each GPU holds E/ep experts sharded tp_ffn ways and receives T*k/ep token rows.
+  const double e_local = static_cast<double>(m_.num_experts) / p_.ep_ffn;
+  const double rows = T * m_.num_experts_per_tok / p_.ep_ffn;
+  const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
+  const double touched = e_local * (1.0 - det_pow(1.0 - 1.0 / m_.num_experts, T * m_.num_experts_per_tok));
+  const double flops = 2.0 * rows * 3.0 * H * inter;
+  const double bytes = touched * 3.0 * H * inter * w_bytes_ + rows * (H + inter) * 2 * a_bytes_;
+  double moe = std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
+  if (p_.ep_ffn > 1) {
+    // Dispatch and combine all-to-all each move (n-1)/n of the routed rows: together the volume of
+    // one ring all-reduce of those rows.
+    const double a2a_bytes = T * m_.num_experts_per_tok * H * a_bytes_ / p_.ep_ffn;
+    moe += all_reduce_ns(a2a_bytes, p_.ep_ffn);
+  }
+  return moe;
+}
+
+double RooflineCostModel::prefill_attention_ns(const std::vector<PrefillChunk>& chunks) const {
+  if (chunks.empty()) return 0;
+  double flops = 0, bytes = 0;
+  for (const PrefillChunk& ch : chunks) {
+    const double q = ch.q, ctx = static_cast<double>(ch.context);
+    const double pairs = q * (ctx - q) + q * (q + 1) / 2;  // keys each new token attends to
+    flops += 2.0 * heads_local_ * (qk_dim_ + v_dim_) * pairs;
+    bytes += ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_ + q * heads_local_ * (qk_dim_ + v_dim_) * a_bytes_;
+  }
+  return std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+}
+
+double RooflineCostModel::decode_attention_ns(double ctx) const {
+  if (ctx <= 0) return 0;
+  const double flops = 2.0 * heads_local_ * (qk_dim_ + v_dim_) * ctx;
+  const double bytes = ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_;
+  return std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+}
+
 BatchCost RooflineCostModel::price(const BatchShape& s) {
   BatchCost c;
   auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
@@ -74,49 +113,22 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
     ffn_total += dense_layers * (gemm_ns(T, 2 * inter, H) + gemm_ns(T, H, inter));
   }
+  double moe_total = 0;
   if (m_.is_moe()) {
-    // Balanced routing: each GPU holds E/ep experts sharded tp_ffn ways and receives T*k/ep token rows.
-    const double e_local = static_cast<double>(m_.num_experts) / p_.ep_ffn;
-    const double rows = T * m_.num_experts_per_tok / p_.ep_ffn;
-    const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
-    const double touched = e_local * (1.0 - det_pow(1.0 - 1.0 / m_.num_experts, T * m_.num_experts_per_tok));
-    const double flops = 2.0 * rows * 3.0 * H * inter;
-    const double bytes = touched * 3.0 * H * inter * w_bytes_ + rows * (H + inter) * 2 * a_bytes_;
-    double moe = std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
-    moe += gemm_ns(T, static_cast<double>(m_.num_experts), H);  // router
+    double moe = gemm_ns(T, static_cast<double>(m_.num_experts), H);  // router
     if (m_.shared_expert_intermediate_size > 0) {
       const double sh = static_cast<double>(m_.shared_expert_intermediate_size) / p_.tp_ffn;
       moe += gemm_ns(T, 2 * sh, H) + gemm_ns(T, H, sh);
     }
-    if (p_.ep_ffn > 1) {
-      // Dispatch and combine all-to-all each move (n-1)/n of the routed rows: together the volume of
-      // one ring all-reduce of those rows.
-      const double a2a_bytes = T * m_.num_experts_per_tok * H * a_bytes_ / p_.ep_ffn;
-      moe += all_reduce_ns(a2a_bytes, p_.ep_ffn);
-    }
     ffn_total += static_cast<double>(m_.moe_layers()) * moe;
+    moe_total = static_cast<double>(m_.moe_layers()) * moe_experts_ns(T);
   }
   add(OpFamily::kGemm, L * per_layer_gemm + ffn_total);
+  add(OpFamily::kMoe, moe_total);
 
   // Attention: causal prefill chunks and decode reads, each one varlen kernel per layer.
-  if (!s.prefills.empty()) {
-    double flops = 0, bytes = 0;
-    for (const PrefillChunk& ch : s.prefills) {
-      const double q = ch.q, ctx = static_cast<double>(ch.context);
-      const double pairs = q * (ctx - q) + q * (q + 1) / 2;  // keys each new token attends to
-      flops += 2.0 * heads_local_ * (qk_dim_ + v_dim_) * pairs;
-      bytes += ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_ + q * heads_local_ * (qk_dim_ + v_dim_) * a_bytes_;
-    }
-    add(OpFamily::kAttentionPrefill,
-        L * (std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3));
-  }
-  if (s.num_decode > 0) {
-    const double ctx = static_cast<double>(s.decode_context_sum);
-    const double flops = 2.0 * heads_local_ * (qk_dim_ + v_dim_) * ctx;
-    const double bytes = ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_;
-    add(OpFamily::kAttentionDecode,
-        L * (std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3));
-  }
+  if (!s.prefills.empty()) add(OpFamily::kAttentionPrefill, L * prefill_attention_ns(s.prefills));
+  if (s.num_decode > 0) add(OpFamily::kAttentionDecode, L * decode_attention_ns(static_cast<double>(s.decode_context_sum)));
 
   // Two RMSNorms per layer read and write the residual stream.
   add(OpFamily::kNorm, L * 2 * (mem_ns(2 * T * H * a_bytes_) + k_.kernel_fixed_us * 1e3));

@@ -35,6 +35,14 @@ class RooflineCostModel : public CostModel {
   double gemm_ns(double m, double n, double k) const;
   /// All-reduce of `bytes` over `gpus` GPUs inside a node (ring), ns.
   double all_reduce_ns(double bytes, int gpus) const;
+  /// One MoE layer's routed experts (plus EP all-to-all) for T tokens, balanced routing, ns.
+  double moe_experts_ns(double tokens) const;
+  /// One layer's prefill attention for these chunks / decode attention over `ctx` keys in total, ns.
+  double prefill_attention_ns(const std::vector<PrefillChunk>& chunks) const;
+  double decode_attention_ns(double ctx) const;
+  /// Memory time of `bytes` at the achieved HBM bandwidth, ns.
+  double memory_ns(double bytes) const { return mem_ns(bytes); }
+  const RooflineConstants& constants() const { return k_; }
 
  private:
   double mem_ns(double bytes) const;

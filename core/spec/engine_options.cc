@@ -11,7 +11,7 @@ double dtype_bytes(const std::string& dtype) {
 void read_engine_options(const Json& j, const std::string& path, EngineOptions& o, Errors& errors) {
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
-  r.get_enum("backend", o.backend, {"vllm"});
+  r.get_enum("backend", o.backend, {"vllm", "sglang", "trtllm"});
   r.get_enum("scheduler", o.scheduler, {"vllm_v1"});
   r.get_int("max_num_seqs", o.max_num_seqs, 1, 65536);
   r.get_int("max_num_batched_tokens", o.max_num_batched_tokens, 1, 1 << 22);
@@ -35,6 +35,17 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_bool("enforce_eager", o.enforce_eager);
   r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
+  r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});
+  r.get_number("moe_power_law_alpha", o.moe_power_law_alpha, 0.5, 3.0);
+  if (const Json* h = r.raw("host")) {
+    ObjectReader hr(*h, r.path("host"), errors);
+    if (hr.valid()) {
+      hr.get_number("iteration_us", o.host.iteration_us, 0, 1e7);
+      hr.get_number("per_request_us", o.host.per_request_us, 0, 1e6);
+      hr.get_number("per_token_us", o.host.per_token_us, 0, 1e6);
+      hr.get_number("launch_us", o.host.launch_us, 0, 1e4);
+    }
+  }
   if (o.max_num_batched_tokens < o.max_num_seqs && r.valid())
     errors.add(r.path("max_num_batched_tokens"),
                "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +

@@ -10,7 +10,7 @@ namespace servesim {
 
 /// Engine configuration of one role's replicas.
 struct EngineOptions {
-  std::string backend = "vllm";              ///< engine whose behaviour and overheads are modelled
+  std::string backend = "vllm";              ///< engine whose kernels and overheads are priced: vllm, sglang, trtllm
   std::string scheduler = "vllm_v1";         ///< batch-formation policy (registry: scheduler_registry)
   int max_num_seqs = 256;                    ///< running-request cap (SGLang --max-running-requests)
   std::int64_t max_num_batched_tokens = 8192;  ///< token budget per iteration (SGLang --chunked-prefill-size)
@@ -25,6 +25,15 @@ struct EngineOptions {
   bool enforce_eager = false;                ///< disable CUDA graphs
   std::vector<std::int64_t> cuda_graph_sizes;  ///< capture sizes; empty = vLLM's defaults
   std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
+  std::string moe_routing = "uniform";       ///< token->expert assignment: uniform, balanced, power_law
+  double moe_power_law_alpha = 1.2;          ///< exponent of the power_law routing
+  /// Host-side time of the engine (us). Negative = the backend's calibrated constant (docs/validation.md).
+  struct Host {
+    double iteration_us = -1;           ///< per engine step: schedule, prepare inputs, sample, process outputs
+    double per_request_us = -1;         ///< per scheduled request per step
+    double per_token_us = -1;           ///< per scheduled token per step
+    double launch_us = -1;              ///< one kernel launch outside a CUDA graph
+  } host;
 };
 
 /// Reads fields present in `j` over `opts` (so a role's "engine" overrides the scenario's).

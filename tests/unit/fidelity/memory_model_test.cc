@@ -66,19 +66,35 @@ TEST_CASE("Llama-3.1-8B on one H100 at 0.9 leaves the KV blocks the documented f
   CHECK(b.kv_bytes_per_token == 2.0 * 32 * 8 * 128 * 2);
   CHECK(b.kv_bytes_per_token == 131072.0);
   CHECK(b.usable_bytes == Approx(0.9 * 85029158912.0));
-  // Activation peak: T x (3 x intermediate + 4 x hidden) x 2 bytes + 2 x max_num_seqs x vocab x 4 bytes.
-  const double activation = 8192.0 * (3 * 14336 + 4 * 4096) * 2 + 2.0 * 256 * 128256 * 4;
-  CHECK(activation == 1'235'746'816.0);
+  // 1. Profile-run activation peak, term by term (memory_model.h):
+  //    residual stream 2 x T x hidden x 2 B + the wider of attention (q, k, v + output) and the MLP
+  //    (gate/up 2 x 14336 + activation 14336) at T = 8192 tokens; sampler: min(256 seqs, 8192) rows x vocab
+  //    x 20 B (fp32 logits, probs, sorted values with int64 indices).
+  const double residual = 2.0 * 8192 * 4096 * 2;
+  const double attn = 8192.0 * ((32 + 2 * 8) * 128 + 32 * 128) * 2;
+  const double mlp = 8192.0 * 3 * 14336 * 2;
+  CHECK(attn < mlp);
+  CHECK(b.forward_peak_bytes == Approx(residual + mlp).epsilon(1e-12));
+  CHECK(b.forward_peak_bytes == 838'860'800.0);
+  CHECK(b.sampler_bytes == 256.0 * 128256 * 20);
+  const double activation = 838'860'800.0 + 656'670'720.0;
   CHECK(b.activation_bytes == Approx(activation).epsilon(1e-12));
-  const double overhead = 0.6 * (1u << 30);  // non-torch memory, no NCCL at TP 1
-  CHECK(b.overhead_bytes == Approx(overhead));
+  // 2. CUDA graphs: 51 default sizes (1, 2, 4, 8..256 by 8, 272..512 by 16), largest 512, each captured twice
+  //    (full + piecewise) at 2 MiB, plus the pool = forward peak at 512 tokens.
+  const double graphs = (2.0 * 512 * 4096 * 2 + 512.0 * 3 * 14336 * 2) + 2.0 * 51 * 2 * (1u << 20);
+  CHECK(b.cuda_graph_bytes == Approx(graphs).epsilon(1e-12));
+  // 3. No communication workspaces at TP 1; 4. non-torch 0.15 GiB.
+  CHECK(b.comm_bytes == 0);
+  CHECK(b.non_torch_bytes == Approx(0.15 * (1u << 30)));
+  const double overhead = graphs + 0.15 * (1u << 30);
+  CHECK(b.overhead_bytes == Approx(overhead).epsilon(1e-12));
   const double kv = 0.9 * 85029158912.0 - weights - activation - overhead;
   const auto blocks = static_cast<std::int64_t>(std::floor(kv / (131072.0 * 16)));
   CHECK(b.num_gpu_blocks == blocks);
-  CHECK(b.num_gpu_blocks == 27935);  // the same number computed once by hand
-  CHECK(b.max_tokens() == 27935 * 16);
+  CHECK(b.num_gpu_blocks == 27915);  // the same number computed once by hand: 54.52 GiB of KV, 446,640 tokens
+  CHECK(b.max_tokens() == 27915 * 16);
   // The hand-built spec gives the same budget.
-  CHECK(compute_kv_budget(llama8b_by_hand(), g, tp(1), e).num_gpu_blocks == 27935);
+  CHECK(compute_kv_budget(llama8b_by_hand(), g, tp(1), e).num_gpu_blocks == 27915);
 }
 
 TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCCL buffers", "[fidelity][memory]") {
@@ -90,10 +106,14 @@ TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCC
   CHECK(two.error.empty());
   CHECK(two.kv_bytes_per_token == 2.0 * 32 * 4 * 128 * 2);  // 4 KV heads per GPU
   CHECK(two.weights_bytes == Approx(one.weights_bytes / 2).epsilon(1e-12));
-  CHECK(two.overhead_bytes == Approx(0.6 * (1u << 30) + 0.4 * (1u << 30)));
-  const double act2 = 8192.0 * (3 * 14336 / 2.0 + 4 * 4096) * 2 + 2.0 * 256 * (128256 / 2.0) * 4;
-  CHECK(two.activation_bytes == Approx(act2).epsilon(1e-12));
-  const double kv2 = 0.9 * 85029158912.0 - m.param_count() - act2 - 1.0 * (1u << 30);
+  // NCCL communicator buffers (0.3 GiB) and the custom all-reduce buffers (32 MiB) join the overhead.
+  CHECK(two.comm_bytes == Approx(0.3 * (1u << 30) + 32.0 * (1u << 20)));
+  CHECK(two.overhead_bytes == Approx(two.cuda_graph_bytes + two.comm_bytes + 0.15 * (1u << 30)));
+  // The MLP intermediate halves; the residual stream and the sampler's full-vocabulary logits do not.
+  const double fwd2 = 2.0 * 8192 * 4096 * 2 + 8192.0 * 3 * (14336 / 2.0) * 2;
+  CHECK(two.forward_peak_bytes == Approx(fwd2).epsilon(1e-12));
+  CHECK(two.sampler_bytes == one.sampler_bytes);
+  const double kv2 = 0.9 * 85029158912.0 - m.param_count() - two.activation_bytes - two.overhead_bytes;
   CHECK(two.num_gpu_blocks == static_cast<std::int64_t>(std::floor(kv2 / (65536.0 * 16))));
   CHECK(two.num_gpu_blocks > 2 * one.num_gpu_blocks);  // more room and half the bytes per token
   // KV heads never drop below one per GPU (TP 16 over 8 KV heads replicates them).
@@ -123,8 +143,45 @@ TEST_CASE("Llama-3.1-70B at tensor parallelism 4 fits an H100 node slice", "[fid
 TEST_CASE("a tiny memory share leaves no KV blocks and says so", "[fidelity][memory]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   EngineOptions e;
-  e.gpu_memory_utilization = 0.21;  // 16.6 GiB usable: weights fit (14.96), activations + overhead do not
+  e.gpu_memory_utilization = 0.2;  // 15.8 GiB usable: weights fit (14.96), activations + overhead do not
   const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(1), e);
   CHECK(b.num_gpu_blocks == 0);
   CHECK_THAT(b.error, Catch::Contains("no memory left for the KV cache"));
+}
+
+TEST_CASE("FP8 weights keep the embedding and LM head in 16 bits", "[fidelity][memory]") {
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  EngineOptions e;
+  e.dtype = "fp8";
+  const double vocab = 2.0 * 128256 * 4096;  // embedding + untied LM head
+  CHECK(weights_bytes_per_gpu(m, tp(1), e) == Approx(m.param_count() - vocab + 2 * vocab).epsilon(1e-12));
+  // At TP 2 both halves shard the vocabulary too.
+  CHECK(weights_bytes_per_gpu(m, tp(2), e) == Approx((m.param_count() - vocab) / 2 + vocab).epsilon(1e-12));
+}
+
+TEST_CASE("enforce_eager removes the CUDA-graph pool and a larger token budget raises the activation peak",
+          "[fidelity][memory]") {
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
+  EngineOptions e;
+  const KvBudget graphs = compute_kv_budget(m, g, tp(1), e);
+  e.enforce_eager = true;
+  const KvBudget eager = compute_kv_budget(m, g, tp(1), e);
+  CHECK(eager.cuda_graph_bytes == 0);
+  CHECK(eager.num_gpu_blocks > graphs.num_gpu_blocks);
+  e.max_num_batched_tokens = 16384;
+  const KvBudget wide = compute_kv_budget(m, g, tp(1), e);
+  CHECK(wide.forward_peak_bytes == Approx(2 * eager.forward_peak_bytes).epsilon(1e-12));
+  CHECK(wide.num_gpu_blocks < eager.num_gpu_blocks);
+}
+
+TEST_CASE("an MoE model's activation peak includes the fused-experts caches of its top-k rows",
+          "[fidelity][memory]") {
+  const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
+  Parallelism p;
+  const double T = 8192;
+  // hidden 2048, 8 of 128 experts, expert width 768: caches T x 8 x (3 x 768 + 2048) x 2 B, fp32 router logits.
+  const double moe = T * 8 * (3 * 768.0 + 2048) * 2 + T * 128 * 4;
+  const double residual = 2 * T * 2048 * 2;
+  CHECK(forward_peak_bytes(m, p, T) == Approx(residual + moe).epsilon(1e-12));
 }

@@ -61,9 +61,9 @@ TEST_CASE("a token budget below the sequence cap is refused", "[spec][engine_opt
 TEST_CASE("enum engine fields list what is allowed", "[spec][engine_options]") {
   EngineOptions o;
   Errors e;
-  read_engine_options({{"dtype", "int4"}, {"backend", "sglang"}}, "/engine", o, e);
+  read_engine_options({{"dtype", "int4"}, {"backend", "tgi"}}, "/engine", o, e);
   REQUIRE(e.list().size() == 2);
-  CHECK(e.list()[0].to_string() == "/engine/backend: must be one of: vllm; got \"sglang\"");
+  CHECK(e.list()[0].to_string() == "/engine/backend: must be one of: vllm, sglang, trtllm; got \"tgi\"");
   CHECK(e.list()[1].to_string() == "/engine/dtype: must be one of: bfloat16, float16, fp8; got \"int4\"");
   CHECK(o.dtype == "bfloat16");
 }

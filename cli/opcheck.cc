@@ -1,0 +1,395 @@
+// servesim_opcheck: per-op held-out validation of the measured-table predictors (the C++ code the simulator
+// runs). For each table, whole grid lines (shapes) are held out, the predictor is rebuilt from the rest, and the
+// held-out measurements are predicted. Prints one JSON document; scripts/validate_ops.py turns it into
+// docs/validation.md and profiles/<gpu>/<backend>/validation.json.
+//
+//   servesim_opcheck PROFILES_DIR GPU BACKEND
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fidelity/attention_model.h"
+#include "core/fidelity/gemm_model.h"
+#include "core/fidelity/interpolation.h"
+#include "core/fidelity/moe_model.h"
+#include "core/fidelity/op_table.h"
+#include "core/sim/rng.h"
+
+using namespace servesim;
+using OJson = nlohmann::ordered_json;
+
+namespace {
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+bool load(const std::string& path, OpTable& t) {
+  std::string text;
+  if (!read_file(path, text)) return false;
+  const std::string err = parse_op_table(text, t);
+  if (!err.empty()) {
+    std::cerr << path << ": " << err << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Absolute percentage errors and their summary (nearest-rank percentiles).
+struct Errors {
+  std::vector<double> e;
+  void add(double pred, double truth) {
+    if (truth > 0 && pred > 0 && std::isfinite(pred)) e.push_back(std::fabs(pred / truth - 1.0) * 100.0);
+  }
+  void add_all(const Errors& o) { e.insert(e.end(), o.e.begin(), o.e.end()); }
+  OJson json() const {
+    std::vector<double> s = e;
+    std::sort(s.begin(), s.end());
+    auto pct = [&s](double p) {
+      if (s.empty()) return 0.0;
+      std::size_t i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size())));
+      i = i == 0 ? 0 : i - 1;
+      return std::round(s[std::min(i, s.size() - 1)] * 100.0) / 100.0;
+    };
+    return OJson{{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
+  }
+};
+
+/// A copy of `g` without the listed indices of one axis.
+OpGrid drop(const OpGrid& g, std::size_t axis, const std::vector<bool>& held) {
+  OpGrid r;
+  r.key = g.key;
+  r.kernel = g.kernel;
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < g.axes[axis].size(); ++i)
+    if (!held[i]) keep.push_back(i);
+  r.axes = g.axes;
+  r.log_axes = g.log_axes;
+  r.axes[axis].clear();
+  r.log_axes[axis].clear();
+  for (std::size_t i : keep) {
+    r.axes[axis].push_back(g.axes[axis][i]);
+    r.log_axes[axis].push_back(g.log_axes[axis][i]);
+  }
+  r.strides.assign(r.axes.size(), 1);
+  for (std::size_t a = r.axes.size(); a-- > 1;) r.strides[a - 1] = r.strides[a] * r.axes[a].size();
+  std::size_t cells = 1;
+  for (const auto& a : r.axes) cells *= a.size();
+  r.values.resize(cells);
+  r.log_values.resize(cells);
+  // Walk the new grid, mapping each index to the old one.
+  std::vector<std::size_t> idx(r.axes.size(), 0);
+  for (std::size_t c = 0; c < cells; ++c) {
+    std::size_t rem = c, old = 0;
+    for (std::size_t a = 0; a < r.axes.size(); ++a) {
+      idx[a] = rem / r.strides[a];
+      rem %= r.strides[a];
+      const std::size_t oi = a == axis ? keep[idx[a]] : idx[a];
+      old += oi * g.strides[a];
+    }
+    r.values[c] = g.values[old];
+    r.log_values[c] = g.log_values[old];
+  }
+  return r;
+}
+
+/// Every third interior grid line held out (indices 1, 4, 7, ... that are not the last).
+std::vector<bool> every_third(std::size_t n) {
+  std::vector<bool> h(n, false);
+  for (std::size_t i = 1; i + 1 < n; i += 3) h[i] = true;
+  return h;
+}
+/// Every other interior grid line (1, 3, 5, ...).
+std::vector<bool> every_other(std::size_t n) {
+  std::vector<bool> h(n, false);
+  for (std::size_t i = 1; i + 1 < n; i += 2) h[i] = true;
+  return h;
+}
+
+// ------------------------------------------------------------------------------------------------ GEMM
+
+OJson check_gemm(const OpTable& t) {
+  OJson out;
+  Errors all;
+  OJson by_dtype;
+  for (const OpGrid& g : t.grids) {
+    if (g.axes.size() != 3) continue;
+    Errors e;
+    for (std::size_t axis = 0; axis < 2; ++axis) {  // hold out n lines, then k lines
+      const auto held = every_other(g.axes[axis].size());
+      const OpGrid r = drop(g, axis, held);
+      for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+        for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
+          if (!held[axis == 0 ? i : j]) continue;
+          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j]);
+          if (!c.ok()) continue;
+          for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
+            const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
+            if (std::isnan(truth)) continue;
+            e.add(c.us(g.axes[2][k]), truth);
+          }
+        }
+    }
+    by_dtype[g.key[0]] = e.json();
+    all.add_all(e);
+  }
+  out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";
+  out["all"] = all.json();
+  out["by_dtype"] = by_dtype;
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------ attention
+
+/// Latency of a uniform batch as a function of total tokens, fitted on training cells (the proxy Frontier and
+/// Vidur-style predictors use): log-log interpolation over the distinct totals.
+struct TokenProxy {
+  LogCurve c;
+  void fit(const std::vector<std::pair<double, double>>& pts) {
+    std::map<double, std::pair<double, int>> m;
+    for (const auto& p : pts) {
+      auto& v = m[p.first];
+      v.first += p.second;
+      v.second += 1;
+    }
+    std::vector<double> x, y;
+    for (const auto& kv : m) {
+      x.push_back(kv.first);
+      y.push_back(kv.second.first / kv.second.second);
+    }
+    c = LogCurve(x, y);
+  }
+  double eval(double tokens) const {
+    const double hi = c.xs().back();
+    return tokens > hi ? c.ys().back() * tokens / hi : c.eval(tokens);
+  }
+};
+
+OJson check_attention(const OpTable& t, bool decode, int sms) {
+  OJson out;
+  Errors product, model_only, raw_interp, proxy, product_b;
+  for (const OpGrid& g : t.grids) {
+    if (g.axes.size() != 2 || g.key.size() != 4) continue;
+    AttentionGeometry geo;
+    geo.heads = std::atoi(g.key[2].c_str());
+    geo.kv_heads = std::atoi(g.key[3].c_str());
+    geo.sms = sms;
+    const auto& B = g.axes[0];
+    const auto& S = g.axes[1];
+    auto predict = [&](const AttentionPredictor& p, double b, double s) {
+      if (decode) return p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), static_cast<std::int32_t>(s)));
+      return p.prefill_us(std::vector<PrefillChunk>(static_cast<std::size_t>(b),
+                                                    PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
+    };
+    // Experiment 1: hold out lengths (every third interior isl / kv_len).
+    {
+      const auto held = every_third(S.size());
+      const OpGrid r = drop(g, 1, held);
+      AttentionPredictor p;
+      if (!p.build(r, decode, geo)) continue;
+      std::vector<std::pair<double, double>> train;
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double v = g.values[i * S.size() + j];
+          if (!std::isnan(v) && !held[j]) train.push_back({B[i] * S[j], v});
+        }
+      TokenProxy tp;
+      tp.fit(train);
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double truth = g.values[i * S.size() + j];
+          if (!held[j] || std::isnan(truth)) continue;
+          product.add(predict(p, B[i], S[j]), truth);
+          double f[8] = {};
+          if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
+          else uniform_prefill_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
+          model_only.add(p.model().eval(f), truth);
+          const double xy[2] = {B[i], S[j]};
+          const GridValue gv = interpolate_at(r, xy);
+          if (gv.ok && !gv.extrapolated) raw_interp.add(gv.value, truth);
+          proxy.add(tp.eval(B[i] * S[j]), truth);
+        }
+    }
+    // Experiment 2: hold out batch sizes.
+    {
+      const auto held = every_third(B.size());
+      const OpGrid r = drop(g, 0, held);
+      AttentionPredictor p;
+      if (!p.build(r, decode, geo)) continue;
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double truth = g.values[i * S.size() + j];
+          if (!held[i] || std::isnan(truth)) continue;
+          const double pr = predict(p, B[i], S[j]);
+          product_b.add(pr, truth);
+          if (std::getenv("OPCHECK_DEBUG") && std::fabs(pr / truth - 1) > 1.0)
+            std::cerr << g.key[0] << "/" << g.key[1] << "/" << g.key[2] << "/" << g.key[3] << " b=" << B[i]
+                      << " s=" << S[j] << " pred " << pr << " truth " << truth << "\n";
+        }
+    }
+  }
+  out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
+                          : "every third interior isl (all batches), then every third interior batch size";
+  Errors both = product;
+  both.add_all(product_b);
+  out["all"] = both.json();
+  out["lengths_held_out"] = product.json();
+  out["batches_held_out"] = product_b.json();
+  out["compare_lengths_held_out"] = OJson{{"work_model_x_residual", product.json()},
+                                          {"work_model_only", model_only.json()},
+                                          {"raw_table_interpolation", raw_interp.json()},
+                                          {"total_tokens_proxy", proxy.json()}};
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------ MoE
+
+struct GpuFacts {
+  double hbm_tb_s = 3.35, bf16 = 989, fp8 = 1979;
+  int sms = 132;
+};
+
+MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
+  const double H = std::atof(g.key[1].c_str()), I = std::atof(g.key[2].c_str()), tp = std::atof(g.key[5].c_str());
+  const bool q8 = g.key[0].rfind("fp8", 0) == 0;
+  const double inter = I / tp;
+  MoeRankCost k;
+  k.block_m = 64;
+  k.t0 = 0;
+  k.t_weight = 3.0 * H * inter * (q8 ? 1.0 : 2.0) / (gpu.hbm_tb_s * 1e12 * 0.8) * 1e6;
+  k.t_block = 2.0 * k.block_m * 3.0 * H * inter / ((q8 ? gpu.fp8 : gpu.bf16) * 1e12 * 0.7) * 1e6;
+  return k;
+}
+
+OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
+  OJson out;
+  Errors interp, skew, noskew;
+  std::map<std::vector<std::string>, const OpGrid*> by_key;
+  for (const OpGrid& g : t.grids) by_key[g.key] = &g;
+  for (const OpGrid& g : t.grids) {
+    if (g.axes.size() != 1 || g.key.size() != 8) continue;
+    const int experts = std::atoi(g.key[4].c_str()), topk = std::atoi(g.key[3].c_str()),
+              ep = std::atoi(g.key[6].c_str());
+    const MoeRouting ref = g.key[7] == "balanced" ? MoeRouting::kBalanced : MoeRouting::kPowerLaw;
+    const double ref_alpha = g.key[7] == "power_law_1.2" ? 1.2 : 1.01;
+    // Token counts held out on every measured curve.
+    {
+      const auto held = every_third(g.axes[0].size());
+      const OpGrid r = drop(g, 0, held);
+      MoePredictor p;
+      if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
+        for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+          if (held[i] && !std::isnan(g.values[i]))
+            interp.add(p.us(static_cast<std::int64_t>(g.axes[0][i]), {}), g.values[i]);
+    }
+    // Skew: predict the power-law measurements from the balanced curve and sampled power-law assignments.
+    if (g.key[7] != "balanced") continue;
+    MoePredictor p;
+    if (!p.build(g, MoeRouting::kBalanced, 1.0, rank_cost(gpu, g), experts, topk, ep)) continue;
+    for (const char* dist : {"power_law_1.01", "power_law_1.2"}) {
+      auto key = g.key;
+      key[7] = dist;
+      auto it = by_key.find(key);
+      if (it == by_key.end()) continue;
+      const OpGrid& pl = *it->second;
+      const double alpha = std::string(dist) == "power_law_1.2" ? 1.2 : 1.01;
+      for (std::size_t i = 0; i < pl.axes[0].size(); ++i) {
+        const double truth = pl.values[i];
+        if (std::isnan(truth)) continue;
+        const auto tokens = static_cast<std::int64_t>(pl.axes[0][i]);
+        // The measurement is one draw of the generator; predict the mean over draws.
+        Rng rng(1234, static_cast<std::uint64_t>(tokens));
+        std::vector<std::int64_t> loads;
+        double sum = 0;
+        const int draws = 16;
+        for (int d = 0; d < draws; ++d) {
+          moe_loads(MoeRouting::kPowerLaw, alpha, tokens, experts, topk, rng, loads);
+          sum += p.us(tokens, loads);
+        }
+        skew.add(sum / draws, truth);
+        noskew.add(p.us(tokens, {}), truth);
+      }
+    }
+  }
+  out["holdout"] = "every third interior token count of every measured curve";
+  out["all"] = interp.json();
+  out["skew"] = OJson{{"what", "power-law measurements predicted from the balanced curve x sampled power-law "
+                               "assignments (slowest-rank model), mean of 16 draws"},
+                      {"slowest_rank_model", skew.json()},
+                      {"balanced_curve_only", noskew.json()}};
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------ comm
+
+OJson check_curves(const OpTable& t) {
+  OJson out;
+  Errors e;
+  for (const OpGrid& g : t.grids) {
+    if (g.axes.size() != 1) continue;
+    const auto held = every_other(g.axes[0].size());
+    const OpGrid r = drop(g, 0, held);
+    const LogCurve c(r.axes[0], r.values);
+    if (c.empty()) continue;
+    for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+      if (held[i] && !std::isnan(g.values[i])) e.add(c.eval(g.axes[0][i]), g.values[i]);
+  }
+  out["holdout"] = "every other interior message size";
+  out["all"] = e.json();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND\n";
+    return 2;
+  }
+  const std::string root = argv[1], gpu = argv[2], backend = argv[3];
+  GpuFacts facts;
+  {
+    std::string text;
+    if (read_file(root + "/gpus/" + gpu + ".json", text)) {
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      if (!j.is_discarded()) {
+        facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
+        facts.bf16 = j.value("bf16_tflops", facts.bf16);
+        if (j.contains("fp8_tflops") && j["fp8_tflops"].is_number()) facts.fp8 = j["fp8_tflops"].get<double>();
+        facts.sms = j.value("sm_count", facts.sms);
+      }
+    }
+  }
+  OJson out;
+  out["gpu"] = gpu;
+  out["backend"] = backend;
+  OJson fam;
+  OpTable t;
+  const std::string dir = root + "/" + gpu + "/" + backend + "/";
+  if (load(dir + "gemm.json", t)) {
+    out["backend_version"] = t.backend_version;
+    fam["gemm"] = check_gemm(t);
+  }
+  if (load(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
+  if (load(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
+  if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
+  if (load(dir + "custom_allreduce.json", t)) fam["custom_allreduce"] = check_curves(t);
+  if (load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
+  out["families"] = fam;
+  std::cout << out.dump(1) << "\n";
+  return 0;
+}

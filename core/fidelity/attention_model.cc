@@ -1,0 +1,300 @@
+#include "core/fidelity/attention_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/fidelity/interpolation.h"
+
+namespace servesim {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
+  if (q <= 0) return;
+  if (ctx < q) ctx = q;
+  const std::int64_t p = ctx - q;  // keys already in the cache before this chunk
+  const std::int64_t bm = g.block_m, bn = g.block_n;
+  const std::int64_t nt = ceil_div(q, bm);
+  double t = 0;
+  if (bm == bn) {
+    // Query tile j < nt-1 sees p + (j+1) BM keys: ceil(p / B) + j + 1 tiles; the last tile sees all ctx keys.
+    const double lead = static_cast<double>(ceil_div(p, bn));
+    const double n1 = static_cast<double>(nt - 1);
+    t = n1 * lead + n1 * (n1 + 1) / 2 + static_cast<double>(ceil_div(ctx, bn));
+  } else {
+    for (std::int64_t j = 0; j < nt; ++j) t += static_cast<double>(ceil_div(p + std::min((j + 1) * bm, q), bn));
+  }
+  tiles += t * g.heads;
+  longest = std::max(longest, static_cast<double>(ceil_div(ctx, bn)));
+  ctas += static_cast<double>(nt) * g.heads;
+  ctx_tokens += static_cast<double>(ctx);
+  ++requests;
+  const double qd = static_cast<double>(q);
+  pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
+}
+
+void PrefillWork::features(const AttentionGeometry& g, double* f) const {
+  const double s = g.sms;
+  f[0] = 1.0;
+  f[1] = std::max(tiles / s, longest);
+  f[2] = ctas / s;
+  f[3] = ctx_tokens * g.kv_heads / s;
+}
+
+void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
+  if (ctx < 1) ctx = 1;
+  ++requests;
+  key_tiles += static_cast<double>(g.block_n == 128 ? (ctx + 127) >> 7 : ceil_div(ctx, g.block_n));
+  if (ctx > max_ctx) max_ctx = ctx;
+  ctx_sum += static_cast<double>(ctx);
+}
+
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int sms, int max_splits) {
+  // FlashAttention's num_splits_heuristic: no split once the batch fills 80% of the SMs; otherwise the smallest
+  // split count whose wave efficiency is within 85% of the best.
+  if (mblocks <= 0 || n_blocks <= 1) return 1;
+  if (static_cast<double>(mblocks) >= 0.8 * sms) return 1;
+  const int limit = static_cast<int>(std::min<std::int64_t>({static_cast<std::int64_t>(max_splits), sms, n_blocks}));
+  double best = 0;
+  double eff[130];
+  for (int s = 1; s <= limit && s < 130; ++s) {
+    const double waves = static_cast<double>(mblocks) * s / sms;
+    eff[s] = waves / std::ceil(waves);
+    best = std::max(best, eff[s]);
+  }
+  for (int s = 1; s <= limit && s < 130; ++s)
+    if (eff[s] >= 0.85 * best) return s;
+  return 1;
+}
+
+int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int sms) {
+  // No split once the batch fills 80% of the SMs; below that the heuristic sees n_blocks only up to the cap.
+  if (mblocks <= 0 || n_blocks <= 1 || static_cast<double>(mblocks) >= 0.8 * sms) return 1;
+  const std::int64_t cap = std::min(sms, 128) + 1;
+  const std::int64_t nb = std::min(n_blocks, cap);
+  const std::size_t idx = static_cast<std::size_t>(mblocks * cap + nb);
+  if (idx >= v.size()) v.resize(static_cast<std::size_t>((static_cast<std::int64_t>(0.8 * sms) + 2) * cap), 0);
+  if (v[idx] == 0) v[idx] = static_cast<std::int8_t>(flash_num_splits(mblocks, nb, sms));
+  return v[idx];
+}
+
+void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cache) const {
+  const double s = g.sms;
+  const std::int64_t nb_max = ceil_div(std::max<std::int64_t>(max_ctx, 1), g.block_n);
+  const int splits = cache ? cache->splits(requests * g.kv_heads, nb_max, g.sms)
+                           : flash_num_splits(requests * g.kv_heads, nb_max, g.sms);
+  const double longest = static_cast<double>(ceil_div(nb_max, splits));
+  f[0] = 1.0;
+  f[1] = static_cast<double>(requests);
+  f[2] = std::max(key_tiles * g.kv_heads / s, longest);
+  f[3] = static_cast<double>(requests) * g.kv_heads * splits / s;
+  f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
+}
+
+void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
+  PrefillWork one;
+  one.add(g, s, s);
+  PrefillWork all;
+  const double bd = static_cast<double>(b);
+  all.tiles = one.tiles * bd;
+  all.longest = one.longest;
+  all.ctas = one.ctas * bd;
+  all.ctx_tokens = one.ctx_tokens * bd;
+  all.requests = b;
+  all.pairs = one.pairs * bd;
+  all.features(g, f);
+}
+
+void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f,
+                             SplitCache* cache) {
+  DecodeWork w;
+  w.requests = b;
+  w.key_tiles = static_cast<double>(b) * static_cast<double>(ceil_div(std::max<std::int64_t>(s, 1), g.block_n));
+  w.max_ctx = s;
+  w.ctx_sum = static_cast<double>(b) * static_cast<double>(s);
+  w.features(g, f, cache);
+}
+
+double WorkModel::eval(const double* f) const {
+  double t = 0;
+  for (int i = 0; i < n; ++i) t += coef[i] * f[i];
+  return t;
+}
+
+namespace {
+
+// Solves the weighted normal equations restricted to `active`; false when singular.
+bool solve_active(const std::vector<double>& x, const std::vector<double>& y, int n, const bool* active, double* out) {
+  int idx[8];
+  int m = 0;
+  for (int i = 0; i < n; ++i)
+    if (active[i]) idx[m++] = i;
+  double a[8][9] = {};
+  const std::size_t rows = y.size();
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double w = 1.0 / (y[r] * y[r]);
+    const double* xr = &x[r * static_cast<std::size_t>(n)];
+    for (int i = 0; i < m; ++i) {
+      a[i][m] += w * xr[idx[i]] * y[r];
+      for (int j = 0; j < m; ++j) a[i][j] += w * xr[idx[i]] * xr[idx[j]];
+    }
+  }
+  for (int c = 0; c < m; ++c) {
+    int piv = c;
+    for (int r = c + 1; r < m; ++r)
+      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+    if (std::fabs(a[piv][c]) < 1e-300) return false;
+    if (piv != c)
+      for (int k = 0; k <= m; ++k) std::swap(a[c][k], a[piv][k]);
+    for (int r = 0; r < m; ++r) {
+      if (r == c) continue;
+      const double fct = a[r][c] / a[c][c];
+      for (int k = c; k <= m; ++k) a[r][k] -= fct * a[c][k];
+    }
+  }
+  for (int i = 0; i < n; ++i) out[i] = 0;
+  for (int i = 0; i < m; ++i) out[idx[i]] = a[i][m] / a[i][i];
+  return true;
+}
+
+}  // namespace
+
+WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>& y, int n) {
+  WorkModel wm;
+  wm.n = n;
+  if (n <= 0 || n > 8 || y.empty()) return wm;
+  bool active[8];
+  for (int i = 0; i < n; ++i) {
+    active[i] = false;
+    for (std::size_t r = 0; r < y.size(); ++r)
+      if (x[r * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)] != 0) active[i] = true;
+  }
+  for (int iter = 0; iter < n; ++iter) {
+    double c[8];
+    if (!solve_active(x, y, n, active, c)) {
+      // Drop the last active feature (collinear) and retry.
+      for (int i = n - 1; i >= 0; --i)
+        if (active[i]) {
+          active[i] = false;
+          break;
+        }
+      continue;
+    }
+    int worst = -1;
+    for (int i = 0; i < n; ++i)
+      if (active[i] && c[i] < 0 && (worst < 0 || c[i] < c[worst])) worst = i;
+    if (worst < 0) {
+      for (int i = 0; i < n; ++i) wm.coef[i] = c[i];
+      wm.ok = true;
+      return wm;
+    }
+    active[worst] = false;
+  }
+  return wm;
+}
+
+bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo) {
+  grid_ = nullptr;
+  if (grid.axes.size() != 2) return false;
+  geo_ = geo;
+  decode_ = decode;
+  const int nf = decode ? kDecodeFeatures : kPrefillFeatures;
+  const auto& B = grid.axes[0];
+  const auto& S = grid.axes[1];
+  auto feats = [&](std::size_t i, std::size_t j, double* f) {
+    const auto b = static_cast<std::int64_t>(B[i]);
+    const auto s = static_cast<std::int64_t>(S[j]);
+    if (decode) uniform_decode_features(geo_, b, s, f, &splits_);
+    else uniform_prefill_features(geo_, b, s, f);
+  };
+  std::vector<double> x, y;
+  for (std::size_t i = 0; i < B.size(); ++i)
+    for (std::size_t j = 0; j < S.size(); ++j) {
+      const double v = grid.values[i * S.size() + j];
+      if (std::isnan(v)) continue;
+      double f[8] = {};
+      feats(i, j, f);
+      x.insert(x.end(), f, f + nf);
+      y.push_back(v);
+    }
+  if (y.empty()) return false;
+  model_ = fit_work_model(x, y, nf);
+  // Residual grid: measured over model. It varies slowly with shape (the model carries the tiling structure),
+  // so interpolating it and multiplying by the model at the query beats interpolating raw latency between grid
+  // points (docs/validation.md).
+  residual_ = grid;
+  for (std::size_t i = 0; i < B.size(); ++i)
+    for (std::size_t j = 0; j < S.size(); ++j) {
+      const std::size_t idx = i * S.size() + j;
+      const double v = grid.values[idx];
+      if (std::isnan(v)) continue;
+      double f[8] = {};
+      feats(i, j, f);
+      const double m = model_.ok ? model_.eval(f) : 0;
+      if (m > 0) {
+        residual_.values[idx] = v / m;
+        residual_.log_values[idx] = interp_log(v) - interp_log(m);
+      } else {
+        residual_.values[idx] = std::nan("");
+        residual_.log_values[idx] = std::nan("");
+      }
+    }
+  grid_ = &grid;
+  return true;
+}
+
+double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const {
+  const bool use_model = model_.ok && model_batch > 0;
+  const OpGrid& g = use_model ? residual_ : *grid_;
+  const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], std::max(s_eq, 1.0));
+  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], static_cast<double>(std::max<std::int64_t>(b_eq, 1)));
+  bool extrap = ps.clamped || pb.clamped;
+  double b_used = pb.clamped_to;
+  // Ragged grids: large batches of long requests were not measured. Step the batch down to the largest fully
+  // measured cell; the model scales from there.
+  AxisPos pos[2] = {pb, ps};
+  GridValue v = interpolate(g, pos);
+  while ((!v.ok || v.extrapolated) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
+    const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
+    pos[0] = AxisPos{};
+    pos[0].i0 = pos[0].i1 = i;
+    pos[0].clamped_to = b_used = g.axes[0][i];
+    v = interpolate(g, pos);
+    extrap = true;
+  }
+  if (!v.ok) return -1;
+  extrap = extrap || v.extrapolated;
+  if (extrapolated && extrap) *extrapolated = true;
+  if (use_model) return v.value * model_batch;
+  return v.value * (static_cast<double>(b_eq) / std::max(b_used, 1.0));
+}
+
+double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
+  if (chunks.empty() || !grid_) return 0;
+  PrefillWork w;
+  for (const PrefillChunk& c : chunks) w.add(geo_, c.q, c.context);
+  if (w.requests == 0) return 0;
+  double f[8] = {};
+  w.features(geo_, f);
+  const double model_batch = model_.ok ? model_.eval(f) : 0;
+  const double per = w.pairs / static_cast<double>(w.requests);
+  const double s_eq = (std::sqrt(1.0 + 8.0 * per) - 1.0) / 2.0;
+  return lookup(w.requests, s_eq, model_batch, extrapolated);
+}
+
+double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+  if (contexts.empty() || !grid_) return 0;
+  DecodeWork w;
+  for (std::int32_t c : contexts) w.add(geo_, c);
+  double f[8] = {};
+  w.features(geo_, f, &splits_);
+  const double model_batch = model_.ok ? model_.eval(f) : 0;
+  const auto b = static_cast<std::int64_t>(contexts.size());
+  return lookup(b, w.ctx_sum / static_cast<double>(b), model_batch, extrapolated);
+}
+
+}  // namespace servesim

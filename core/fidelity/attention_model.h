@@ -1,0 +1,112 @@
+#pragma once
+/// Attention cost from per-request work (FlashAttention-style tiling), calibrated on uniform-batch measurements.
+///
+/// The measured tables hold uniform batches only (b requests of one length). A serving batch mixes lengths, and a
+/// token-count proxy misses by 30%+ (Frontier, section 2.2) because the kernel's partitioning reacts to each
+/// request's length. The model here counts the work the kernel actually schedules:
+///  - prefill (varlen, causal): one CTA per (request, q tile of BM rows, head); a CTA visits
+///    ceil((prior + rows so far) / BN) key tiles. Time ~ t0 + a * max(total tiles / SMs, longest CTA)
+///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads).
+///  - decode (split-KV): each request's KV is cut into `splits` chunks (FlashAttention's num_splits heuristic
+///    on the batch's longest request); one CTA per (request, kv head, split). Time ~ t0 + p * b
+///    + a * max(total key tiles * kv_heads / SMs, longest chunk) + b * CTAs / SMs + c * combine work.
+/// The coefficients are fitted (non-negative least squares on relative error) per head configuration on the
+/// uniform table. The cost model then prices a batch as table(uniform equivalent) x model(batch) /
+/// model(uniform equivalent): exact on measured uniform batches, the model supplying the composition effect.
+#include <cstdint>
+#include <vector>
+
+#include "core/fidelity/batch_shape.h"
+#include "core/fidelity/op_table.h"
+
+namespace servesim {
+
+/// Kernel geometry shared by the features.
+struct AttentionGeometry {
+  int heads = 1;     ///< query heads on this GPU
+  int kv_heads = 1;  ///< KV heads on this GPU
+  int sms = 132;     ///< streaming multiprocessors
+  int block_m = 128; ///< query rows per CTA tile
+  int block_n = 128; ///< keys per tile
+};
+
+constexpr int kPrefillFeatures = 4;
+constexpr int kDecodeFeatures = 5;
+
+/// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated.
+struct PrefillWork {
+  double tiles = 0;      ///< key tiles over all CTAs
+  double longest = 0;    ///< key tiles of the longest CTA
+  double ctas = 0;
+  double ctx_tokens = 0; ///< keys loaded (sum of ctx)
+  std::int64_t requests = 0;
+  double pairs = 0;      ///< (query, key) pairs: sum q*(ctx-q) + q(q+1)/2
+  void add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
+  void features(const AttentionGeometry& g, double* f) const;
+};
+
+/// Memo of flash_num_splits for one SM count (the heuristic only looks at n_blocks up to min(sms, 128)).
+struct SplitCache {
+  std::vector<std::int8_t> v;  ///< [mblocks * stride + min(n_blocks, cap)], 0 = not computed
+  int splits(std::int64_t mblocks, std::int64_t n_blocks, int sms);
+};
+
+/// Decode features of requests each attending to ctx keys.
+struct DecodeWork {
+  std::int64_t requests = 0;
+  double key_tiles = 0;  ///< sum over requests of ceil(ctx / block_n)
+  std::int64_t max_ctx = 0;
+  double ctx_sum = 0;
+  void add(const AttentionGeometry& g, std::int64_t ctx);
+  void features(const AttentionGeometry& g, double* f, SplitCache* cache = nullptr) const;
+};
+
+/// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `sms` SMs.
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int sms, int max_splits = 128);
+
+/// Uniform-batch features (b requests of length s): prefill (q = ctx = s) or decode (ctx = s).
+void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f);
+void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f,
+                             SplitCache* cache = nullptr);
+
+/// A linear model over non-negative features with non-negative coefficients.
+struct WorkModel {
+  int n = 0;
+  double coef[8] = {};
+  bool ok = false;
+  double eval(const double* f) const;
+};
+
+/// Non-negative least squares minimising sum ((x.coef - y) / y)^2 (relative error), by active-set elimination
+/// of negative coefficients. rows: n features each.
+WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>& y, int n);
+
+/// Attention latency of any batch from one measured uniform grid (one head configuration).
+///   latency(batch) = model(batch) x residual(uniform equivalent)
+/// where residual = measured / model on the grid, interpolated in log space at the batch's uniform equivalent
+/// (as many requests; prefill: the same (query, key) pairs per request, s(s+1)/2 = pairs/b; decode: the mean
+/// KV length). On a measured uniform batch this is the measurement. Beyond the grid the residual is clamped to
+/// the nearest measured cell (large batches of long requests: the largest measured batch at that length) and the
+/// model carries the scaling; such lookups are flagged.
+class AttentionPredictor {
+ public:
+  /// `grid` axes: (batch, isl) for prefill, (batch, kv_len) for decode. `geo`: the grid's heads and KV heads and
+  /// the GPU's SMs. Fits the work model on every measured cell. False when the grid is unusable.
+  bool build(const OpGrid& grid, bool decode, const AttentionGeometry& geo);
+  bool ok() const { return grid_ != nullptr; }
+  double prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  double decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  const WorkModel& model() const { return model_; }
+  const AttentionGeometry& geometry() const { return geo_; }
+
+ private:
+  double lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const;
+  const OpGrid* grid_ = nullptr;
+  OpGrid residual_;
+  AttentionGeometry geo_;
+  WorkModel model_;
+  bool decode_ = false;
+  mutable SplitCache splits_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,152 @@
+#include "core/fidelity/interpolation.h"
+
+#include <algorithm>
+#include <cmath>
+
+
+namespace servesim {
+
+namespace {
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+constexpr double kSqrtHalf = 0.70710678118654752440;
+}  // namespace
+
+double interp_log(double x) {
+  if (!(x > 0)) return x == 0 ? -HUGE_VAL : std::nan("");
+  if (std::isinf(x)) return x;
+  int e = 0;
+  double m = std::frexp(x, &e);
+  if (m < kSqrtHalf) {
+    m *= 2.0;
+    e -= 1;
+  }
+  // log(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716; odd series to s^25 (error < 1e-19).
+  const double s = (m - 1.0) / (m + 1.0);
+  const double z = s * s;
+  const double p = 1.0 / 3 + z * (1.0 / 5 + z * (1.0 / 7 + z * (1.0 / 9 + z * (1.0 / 11 + z * (1.0 / 13 +
+                   z * (1.0 / 15 + z * (1.0 / 17 + z * (1.0 / 19 + z * (1.0 / 21 + z * (1.0 / 23 + z * (1.0 / 25)))))))))));
+  const double lm = 2.0 * (s + s * z * p);
+  return (lm + e * kLn2Lo) + e * kLn2Hi;
+}
+
+double interp_exp(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 709.78) return HUGE_VAL;
+  if (x < -745.2) return 0.0;
+  const double kd = std::nearbyint(x * 1.44269504088896340736);
+  const int k = static_cast<int>(kd);
+  const double r = (x - kd * kLn2Hi) - kd * kLn2Lo;  // |r| <= ln2/2
+  // Taylor series to r^17 (error < 1e-17 for |r| <= 0.35), Horner form with constant reciprocals.
+  const double p = 1 + r * (1 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 +
+                   r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 +
+                   r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (1.0 / 6227020800.0 + r * (1.0 / 87178291200.0 +
+                   r * (1.0 / 1307674368000.0 + r * (1.0 / 20922789888000.0 + r * (1.0 / 355687428096000.0)))))))))))))))));
+  return std::ldexp(p, k);
+}
+
+AxisPos locate_log(const std::vector<double>& axis, const std::vector<double>& log_axis, double x) {
+  AxisPos p;
+  const std::size_t n = axis.size();
+  if (n == 1 || x <= axis.front()) {
+    p.i0 = p.i1 = 0;
+    p.clamped = x < axis.front();
+    p.clamped_to = p.clamped ? axis.front() : x;
+    return p;
+  }
+  if (x >= axis.back()) {
+    p.i0 = p.i1 = n - 1;
+    p.clamped = x > axis.back();
+    p.clamped_to = p.clamped ? axis.back() : x;
+    return p;
+  }
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin());
+  p.i0 = hi - 1;
+  p.i1 = hi;
+  p.clamped_to = x;
+  if (x == axis[p.i0]) {
+    p.i1 = p.i0;  // exactly on a grid value: no interpolation along this axis
+    return p;
+  }
+  p.w = (interp_log(x) - log_axis[p.i0]) / (log_axis[p.i1] - log_axis[p.i0]);
+  return p;
+}
+
+GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
+  GridValue r;
+  const std::size_t d = g.axes.size();
+  double acc = 0, wsum = 0;
+  bool missing = false;
+  int used = 0;
+  std::size_t last = 0;
+  const std::size_t corners = static_cast<std::size_t>(1) << d;
+  for (std::size_t c = 0; c < corners; ++c) {
+    double w = 1;
+    std::size_t idx = 0;
+    bool skip = false;
+    for (std::size_t a = 0; a < d; ++a) {
+      const bool upper = (c >> (d - 1 - a)) & 1u;
+      const AxisPos& p = pos[a];
+      if (p.i0 == p.i1 && upper) {
+        skip = true;  // degenerate axis: only the lower corner exists
+        break;
+      }
+      const double wa = p.i0 == p.i1 ? 1.0 : (upper ? p.w : 1.0 - p.w);
+      w *= wa;
+      idx += (upper ? p.i1 : p.i0) * g.stride(a);
+    }
+    if (skip || w == 0) continue;
+    const double lv = g.log_values[idx];
+    if (std::isnan(lv)) {
+      missing = true;
+      continue;
+    }
+    acc += w * lv;
+    wsum += w;
+    ++used;
+    last = idx;
+  }
+  for (std::size_t a = 0; a < d; ++a) r.extrapolated = r.extrapolated || pos[a].clamped;
+  if (wsum <= 0) return r;
+  r.ok = true;
+  r.extrapolated = r.extrapolated || missing;
+  // On a grid point the measured value is returned as is (no log/exp round trip).
+  r.value = used == 1 ? g.values[last] : interp_exp(acc / wsum);
+  return r;
+}
+
+GridValue interpolate_at(const OpGrid& g, const double* coords) {
+  AxisPos pos[8];
+  const std::size_t d = std::min<std::size_t>(g.axes.size(), 8);
+  for (std::size_t a = 0; a < d; ++a) pos[a] = locate_log(g.axes[a], g.log_axes[a], coords[a]);
+  return interpolate(g, pos);
+}
+
+LogCurve::LogCurve(const std::vector<double>& x, const std::vector<double>& y) {
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (std::isnan(y[i]) || !(y[i] > 0) || !(x[i] > 0)) continue;
+    x_.push_back(x[i]);
+    y_.push_back(y[i]);
+    lx_.push_back(interp_log(x[i]));
+    ly_.push_back(interp_log(y[i]));
+  }
+}
+
+double LogCurve::eval(double x, bool* clamped) const {
+  if (x_.empty()) return 0;
+  if (x <= x_.front()) {
+    if (clamped && x < x_.front()) *clamped = true;
+    return y_.front();
+  }
+  if (x >= x_.back()) {
+    if (clamped && x > x_.back()) *clamped = true;
+    return y_.back();
+  }
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
+  const std::size_t lo = hi - 1;
+  if (x == x_[lo]) return y_[lo];
+  const double w = (interp_log(x) - lx_[lo]) / (lx_[hi] - lx_[lo]);
+  return interp_exp(ly_[lo] + w * (ly_[hi] - ly_[lo]));
+}
+
+}  // namespace servesim

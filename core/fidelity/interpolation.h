@@ -1,0 +1,59 @@
+#pragma once
+/// Interpolation over measured grids. Latency is close to linear in log(shape) on the geometric grids the
+/// measurements use (a power law between neighbours), so interpolation is multilinear in (log x, log y).
+/// Points outside an axis are clamped to its ends and flagged; the caller decides how to scale from the edge
+/// (each op family knows its physics) and counts the extrapolation.
+#include <cstddef>
+#include <vector>
+
+#include "core/fidelity/op_table.h"
+
+namespace servesim {
+
+/// Deterministic natural log and exp for interpolation (IEEE +, -, *, / and frexp/ldexp only, like
+/// sim/det_math.h, with the series coefficients as constants: relative error below 1e-15, a few times faster).
+double interp_log(double x);
+double interp_exp(double x);
+
+/// Where a coordinate falls on one axis: cell [i0, i1] and the weight of i1 (0 at i0, 1 at i1).
+struct AxisPos {
+  std::size_t i0 = 0, i1 = 0;
+  double w = 0;
+  bool clamped = false;  ///< the coordinate was below the first or above the last grid value
+  double clamped_to = 0; ///< the grid value used when clamped (else the coordinate itself)
+};
+
+/// Locates x (> 0) on an increasing axis in log space; `log_axis` holds interp_log of the axis values.
+AxisPos locate_log(const std::vector<double>& axis, const std::vector<double>& log_axis, double x);
+
+/// Result of a grid lookup.
+struct GridValue {
+  double value = 0;       ///< interpolated latency (us); 0 when no corner was measured
+  bool extrapolated = false;  ///< some coordinate was clamped or a corner was missing
+  bool ok = false;        ///< at least one measured corner contributed
+};
+
+/// Multilinear interpolation of log(latency) over the corners of the cell each AxisPos names. Missing corners
+/// (NaN) are left out and the remaining weights renormalised (flagged as extrapolated).
+GridValue interpolate(const OpGrid& g, const AxisPos* pos);
+
+/// Convenience: locate each coordinate and interpolate.
+GridValue interpolate_at(const OpGrid& g, const double* coords);
+
+/// A 1-D curve y(x) in log-log space (precomputed slices of a grid, e.g. a GEMM's latency against tokens).
+class LogCurve {
+ public:
+  LogCurve() = default;
+  /// x increasing and > 0; y > 0 (NaN points are dropped).
+  LogCurve(const std::vector<double>& x, const std::vector<double>& y);
+  bool empty() const { return x_.size() < 1; }
+  /// y at x; outside the range the end segment's log-log slope is not used: the value is clamped and flagged.
+  double eval(double x, bool* clamped = nullptr) const;
+  const std::vector<double>& xs() const { return x_; }
+  const std::vector<double>& ys() const { return y_; }
+
+ private:
+  std::vector<double> x_, y_, lx_, ly_;
+};
+
+}  // namespace servesim

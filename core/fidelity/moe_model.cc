@@ -1,0 +1,189 @@
+#include "core/fidelity/moe_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/sim/det_math.h"
+
+namespace servesim {
+
+void moe_balanced_loads(std::int64_t tokens, int experts, int topk, std::vector<std::int64_t>& counts) {
+  counts.assign(static_cast<std::size_t>(experts), 0);
+  if (tokens <= 0 || experts <= 0) return;
+  const std::int64_t e = experts;
+  const std::int64_t stride = (e + topk - 1) / topk;
+  if (tokens >= stride) {
+    // (i + j*stride) mod E over i < tokens: every residue class gets tokens / E, the first tokens % E one more,
+    // shifted by j*stride.
+    const std::int64_t full = tokens / e, rest = tokens % e;
+    for (int j = 0; j < topk; ++j) {
+      const std::int64_t shift = (j * stride) % e;
+      for (std::int64_t x = 0; x < e; ++x) {
+        // expert (x + shift) mod E receives tokens i = x (mod E)
+        const std::int64_t add = full + (x < rest ? 1 : 0);
+        counts[static_cast<std::size_t>((x + shift) % e)] += add;
+      }
+    }
+  } else {
+    for (std::int64_t i = 0; i < tokens; ++i)
+      for (int j = 0; j < topk; ++j) {
+        const auto ex = static_cast<std::int64_t>(static_cast<double>(i) * static_cast<double>(stride) /
+                                                  static_cast<double>(tokens)) + j * stride;
+        ++counts[static_cast<std::size_t>(ex % e)];
+      }
+  }
+}
+
+namespace {
+
+// Binomial(n, p) by normal approximation for large n (rounded, clamped), exact Bernoulli sums for small n.
+std::int64_t binomial(Rng& rng, std::int64_t n, double p) {
+  if (n <= 0 || p <= 0) return 0;
+  if (p >= 1) return n;
+  const double mean = static_cast<double>(n) * p;
+  if (n <= 32) {
+    std::int64_t k = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (rng.uniform() < p) ++k;
+    return k;
+  }
+  const double v = std::floor(mean + std::sqrt(mean * (1 - p)) * rng.normal() + 0.5);
+  return static_cast<std::int64_t>(std::min<double>(std::max(v, 0.0), static_cast<double>(n)));
+}
+
+}  // namespace
+
+void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int experts, int topk, Rng& rng,
+               std::vector<std::int64_t>& counts) {
+  counts.assign(static_cast<std::size_t>(std::max(experts, 0)), 0);
+  if (tokens <= 0 || experts <= 0 || topk <= 0) return;
+  const std::int64_t total = tokens * topk;
+  switch (routing) {
+    case MoeRouting::kBalanced:
+      moe_balanced_loads(tokens, experts, topk, counts);
+      return;
+    case MoeRouting::kUniform:
+      if (total <= 4096) {
+        // Exact: each token draws top-k distinct experts.
+        int picked[64];
+        const int k = std::min(topk, 64);
+        for (std::int64_t i = 0; i < tokens; ++i) {
+          int n = 0;
+          while (n < k && n < experts) {
+            const int e = static_cast<int>(rng.uniform_int(0, experts - 1));
+            bool dup = false;
+            for (int a = 0; a < n; ++a) dup = dup || picked[a] == e;
+            if (dup) continue;
+            picked[n++] = e;
+            ++counts[static_cast<std::size_t>(e)];
+          }
+        }
+      } else {
+        // Multinomial over equal experts by conditional binomials (distinctness within a token is negligible
+        // at this size).
+        std::int64_t left = total;
+        for (int e = 0; e < experts; ++e) {
+          const std::int64_t c = e + 1 == experts ? left : binomial(rng, left, 1.0 / (experts - e));
+          counts[static_cast<std::size_t>(e)] = c;
+          left -= c;
+        }
+      }
+      return;
+    case MoeRouting::kPowerLaw: {
+      // AIConfigurator's generator: expert weights from a power law on [xmin, xmax], normalised to tokens*topk,
+      // rounded, and the rounding remainder spread over the most loaded experts.
+      const double a = alpha == 1.0 ? 1.0000001 : alpha;
+      const double xmin = total > experts ? 1.0 : 0.01;
+      const double xmax = total > experts ? std::max(0.8 * static_cast<double>(tokens), 1.0 + 1e-9) : 2.0;
+      const double lo = det_pow(xmin, 1 - a), hi = det_pow(xmax, 1 - a);
+      std::vector<double> w(static_cast<std::size_t>(experts));
+      double sum = 0;
+      for (int e = 0; e < experts; ++e) {
+        const double u = rng.uniform();
+        w[static_cast<std::size_t>(e)] = det_pow((hi - lo) * u + lo, 1 / (1 - a));
+        sum += w[static_cast<std::size_t>(e)];
+      }
+      std::int64_t got = 0;
+      for (int e = 0; e < experts; ++e) {
+        const double t = w[static_cast<std::size_t>(e)] / sum * static_cast<double>(total);
+        counts[static_cast<std::size_t>(e)] = static_cast<std::int64_t>(std::floor(t + 0.5));
+        got += counts[static_cast<std::size_t>(e)];
+      }
+      std::vector<int> order(static_cast<std::size_t>(experts));
+      for (int e = 0; e < experts; ++e) order[static_cast<std::size_t>(e)] = e;
+      std::stable_sort(order.begin(), order.end(), [&counts](int x, int y) {
+        return counts[static_cast<std::size_t>(x)] > counts[static_cast<std::size_t>(y)];
+      });
+      std::int64_t delta = total - got;
+      for (std::int64_t i = 0; delta > 0; ++i, --delta) ++counts[static_cast<std::size_t>(order[i % experts])];
+      for (std::int64_t i = 0; delta < 0; ++i) {
+        auto& c = counts[static_cast<std::size_t>(order[experts - 1 - (i % experts)])];
+        if (c > 0) {
+          --c;
+          ++delta;
+        }
+      }
+      return;
+    }
+  }
+}
+
+double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& counts, int ep) {
+  const int experts = static_cast<int>(counts.size());
+  if (ep < 1) ep = 1;
+  const int per = std::max(1, experts / ep);
+  double worst = 0;
+  for (int r = 0; r < ep; ++r) {
+    double active = 0, blocks = 0;
+    for (int e = r * per; e < (r + 1) * per && e < experts; ++e) {
+      const std::int64_t c = counts[static_cast<std::size_t>(e)];
+      if (c <= 0) continue;
+      active += 1;
+      blocks += static_cast<double>((c + k.block_m - 1) / k.block_m);
+    }
+    worst = std::max(worst, k.t0 + k.t_weight * active + k.t_block * blocks);
+  }
+  return worst;
+}
+
+bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double reference_alpha, MoeRankCost rank,
+                         int experts, int topk, int ep) {
+  curve_ = LogCurve();
+  if (grid.axes.size() != 1) return false;
+  curve_ = LogCurve(grid.axes[0], grid.values);
+  if (curve_.empty()) return false;
+  ref_ = reference;
+  ref_alpha_ = reference_alpha;
+  rank_ = rank;
+  // Fixed kernel time: half the smallest call (routing, sorting, the launches of the two grouped GEMMs).
+  if (rank_.t0 <= 0) rank_.t0 = 0.5 * curve_.ys().front();
+  experts_ = experts;
+  topk_ = topk;
+  ep_ = ep;
+  return true;
+}
+
+double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
+  if (ref_ == MoeRouting::kBalanced) {
+    moe_balanced_loads(tokens, experts_, topk_, ref_loads_);
+  } else {
+    Rng fixed(0x5eed, static_cast<std::uint64_t>(tokens));
+    moe_loads(ref_, ref_alpha_, tokens, experts_, topk_, fixed, ref_loads_);
+  }
+  return moe_slowest_rank(rank_, ref_loads_, ep_);
+}
+
+double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
+  if (tokens <= 0 || curve_.empty()) return 0;
+  const double t = static_cast<double>(tokens);
+  const double hi = curve_.xs().back();
+  bool clamped = false;
+  const double table = t > hi ? curve_.ys().back() * (t / hi) : curve_.eval(t, &clamped);
+  if (extrapolated && (clamped || t > hi)) *extrapolated = true;
+  if (loads.empty()) return table;
+  const double ref = reference_rank_cost(tokens);
+  const double now = moe_slowest_rank(rank_, loads, ep_);
+  return ref > 0 ? table * now / ref : table;
+}
+
+}  // namespace servesim

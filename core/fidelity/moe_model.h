@@ -1,0 +1,66 @@
+#pragma once
+/// MoE cost from a sampled token-to-expert assignment, priced per EP rank with the slowest rank deciding.
+///
+/// Per rank r (experts split contiguously over EP ranks), the fused-experts kernel streams the weights of
+/// every expert that received a token and runs padded row blocks of BLOCK_M tokens through each:
+///   F_r = t0 + t_weight * active_experts_r + t_block * sum_e ceil(tokens_e / BLOCK_M)
+/// (t_weight: one expert's weight bytes over HBM bandwidth; t_block: one block's FLOPs at tensor peak; both from
+/// the datasheet, so only their ratio matters). The measured table gives the latency of the reference routing
+/// (AIConfigurator's "balanced" assignment, or its power-law one where no balanced rows exist) against tokens;
+/// a batch with a sampled assignment costs table(T) x max_r F_r / F_reference(T).
+#include <cstdint>
+#include <vector>
+
+#include "core/fidelity/interpolation.h"
+#include "core/fidelity/op_table.h"
+#include "core/sim/rng.h"
+
+namespace servesim {
+
+/// How tokens pick experts.
+enum class MoeRouting : std::uint8_t {
+  kUniform,   ///< each token picks top-k distinct experts uniformly at random (an unbiased router)
+  kBalanced,  ///< AIConfigurator's deterministic round-robin assignment (perfect balance)
+  kPowerLaw,  ///< AIConfigurator's power-law expert popularity with exponent alpha (1.01 or 1.2 measured)
+};
+
+/// The kernel's per-rank cost terms (us).
+struct MoeRankCost {
+  double t0 = 10;        ///< fixed kernel time (launches, routing sort, reduction)
+  double t_weight = 1;   ///< per active expert (weight streaming)
+  double t_block = 0.1;  ///< per padded row block
+  int block_m = 64;      ///< rows per block
+};
+
+/// Expert loads for `tokens` tokens: counts[e] = tokens routed to expert e (sum = tokens * topk).
+void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int experts, int topk, Rng& rng,
+               std::vector<std::int64_t>& counts);
+/// AIConfigurator's balanced assignment (token i, slot j -> expert (i + j*stride) mod E, stride = ceil(E/topk)).
+void moe_balanced_loads(std::int64_t tokens, int experts, int topk, std::vector<std::int64_t>& counts);
+
+/// Cost (us, model units) of the slowest of `ep` ranks for these loads.
+double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& counts, int ep);
+
+/// One MoE configuration's latency from its measured curve (tokens) and the per-rank model.
+class MoePredictor {
+ public:
+  /// `grid`: one table of the measured `reference` routing (axis: tokens). rank.t0 is set from the table when <= 0.
+  bool build(const OpGrid& grid, MoeRouting reference, double reference_alpha, MoeRankCost rank, int experts,
+             int topk, int ep);
+  bool ok() const { return !curve_.empty(); }
+  /// Latency (us) of one MoE layer for `tokens` tokens with these expert loads (empty: the reference routing).
+  double us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
+  /// The reference routing's slowest-rank model value at `tokens` (deterministic).
+  double reference_rank_cost(std::int64_t tokens) const;
+  const MoeRankCost& rank_cost() const { return rank_; }
+
+ private:
+  LogCurve curve_;
+  MoeRouting ref_ = MoeRouting::kBalanced;
+  double ref_alpha_ = 1.01;
+  MoeRankCost rank_;
+  int experts_ = 0, topk_ = 0, ep_ = 1;
+  mutable std::vector<std::int64_t> ref_loads_;
+};
+
+}  // namespace servesim

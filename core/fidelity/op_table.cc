@@ -1,0 +1,95 @@
+#include "core/fidelity/op_table.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fidelity/interpolation.h"
+
+namespace servesim {
+
+const OpGrid* OpTable::find(const std::vector<std::string>& key) const {
+  for (const OpGrid& g : grids)
+    if (g.key == key) return &g;
+  return nullptr;
+}
+
+std::string key_int(std::int64_t v) { return std::to_string(v); }
+
+namespace {
+
+std::string key_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (d == std::floor(d) && std::fabs(d) < 9e15) return std::to_string(static_cast<std::int64_t>(d));
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+std::string parse_op_table(const std::string& text, OpTable& out) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "not a JSON object";
+  if (j.value("format", "") != "servesim-op-table/1") return "unknown format (expected servesim-op-table/1)";
+  out = OpTable();
+  out.gpu = j.value("gpu", "");
+  out.backend = j.value("backend", "");
+  out.backend_version = j.value("backend_version", "");
+  out.op = j.value("op", "");
+  if (!j.contains("key_fields") || !j.contains("axis_fields") || !j.contains("tables")) return "missing fields";
+  for (const auto& f : j["key_fields"]) out.key_fields.push_back(f.get<std::string>());
+  for (const auto& f : j["axis_fields"]) out.axis_fields.push_back(f.get<std::string>());
+  if (j.contains("source") && j["source"].is_object()) {
+    out.source_file = j["source"].value("file", "");
+    out.source_rows = j["source"].value("rows", static_cast<std::int64_t>(0));
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& t : j["tables"]) {
+    OpGrid g;
+    for (const auto& k : t["key"]) g.key.push_back(key_text(k));
+    if (g.key.size() != out.key_fields.size()) return "a table's key does not match key_fields";
+    g.kernel = t.value("kernel", "");
+    std::size_t cells = 1;
+    for (const auto& a : t["axes"]) {
+      std::vector<double> axis;
+      std::vector<double> logs;
+      for (const auto& v : a) {
+        const double x = v.get<double>();
+        if (!(x > 0)) return "axis values must be positive";
+        if (!axis.empty() && !(x > axis.back())) return "axis values must increase";
+        axis.push_back(x);
+        logs.push_back(interp_log(x));
+      }
+      if (axis.empty()) return "empty axis";
+      cells *= axis.size();
+      g.axes.push_back(std::move(axis));
+      g.log_axes.push_back(std::move(logs));
+    }
+    if (g.axes.size() != out.axis_fields.size()) return "a table's axes do not match axis_fields";
+    g.strides.assign(g.axes.size(), 1);
+    for (std::size_t a = g.axes.size(); a-- > 1;) g.strides[a - 1] = g.strides[a] * g.axes[a].size();
+    const auto& vals = t["values"];
+    if (!vals.is_array() || vals.size() != cells) return "a table's values do not fill its grid";
+    g.values.reserve(cells);
+    g.log_values.reserve(cells);
+    for (const auto& v : vals) {
+      if (v.is_null()) {
+        g.values.push_back(nan);
+        g.log_values.push_back(nan);
+      } else {
+        const double x = v.get<double>();
+        if (!(x > 0)) return "latencies must be positive";
+        g.values.push_back(x);
+        g.log_values.push_back(interp_log(x));
+      }
+    }
+    out.grids.push_back(std::move(g));
+  }
+  return "";
+}
+
+}  // namespace servesim

@@ -1,0 +1,43 @@
+#pragma once
+/// Measured operator tables (profiles/<gpu>/<backend>/<op>.json, written by scripts/gen_tables.py): a file holds
+/// many grids, each for one key (dtype, head shape, ...), with latency on the cross product of its axes.
+/// Format: profiles/README.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+/// One measured grid: latency (us) on the cross product of `axes`, row-major (last axis fastest).
+/// Cells that were not measured are NaN. `log_values` and `log_axes` are precomputed with det_log.
+struct OpGrid {
+  std::vector<std::string> key;  ///< key values as text, in the file's key_fields order
+  std::string kernel;
+  std::vector<std::vector<double>> axes;
+  std::vector<double> values;
+  std::vector<std::vector<double>> log_axes;
+  std::vector<double> log_values;  ///< NaN where values is NaN
+  std::vector<std::size_t> strides;  ///< element stride of each axis
+  std::size_t stride(std::size_t axis) const { return strides[axis]; }
+  std::size_t size() const { return values.size(); }
+};
+
+/// A parsed table file.
+struct OpTable {
+  std::string gpu, backend, backend_version, op;
+  std::vector<std::string> key_fields, axis_fields;
+  std::string source_file;
+  std::int64_t source_rows = 0;
+  std::vector<OpGrid> grids;
+  /// The grid whose key equals `key` exactly (same order as key_fields), or nullptr.
+  const OpGrid* find(const std::vector<std::string>& key) const;
+  bool empty() const { return grids.empty(); }
+};
+
+/// Parses a table file; returns an error message (empty on success).
+std::string parse_op_table(const std::string& text, OpTable& out);
+
+/// Integer key text ("128") as the generator writes it.
+std::string key_int(std::int64_t v);
+
+}  // namespace servesim

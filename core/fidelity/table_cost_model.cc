@@ -1,0 +1,596 @@
+#include "core/fidelity/table_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sim/det_math.h"
+#include "core/spec/resource_catalog.h"
+
+namespace servesim {
+
+// --------------------------------------------------------------------------------------------- constants
+
+BackendConstants backend_constants(const std::string& backend) {
+  // Host-side time per iteration, calibrated on the vLLM aggregated rows of silicon_h100.csv with a held-out
+  // split by model (scripts/validate_e2e.py --calibrate; docs/validation.md lists the fit and its error).
+  // launch_us: host time per op outside a CUDA graph (PyTorch dispatch + kernel launch, ~10-15 us in eager
+  // vLLM; an estimate, no eager silicon rows exist); it matters when a layer's kernels are shorter than the host
+  // takes to issue them (small decode batches run eagerly).
+  BackendConstants k;
+  if (backend == "trtllm") {
+    // TensorRT-LLM's C++ executor overlaps scheduling with the GPU; what remains is a small per-step cost.
+    k.cpu_iteration_us = 300;
+    k.cpu_per_request_us = 2;
+    k.cpu_per_token_us = 0.0;
+    k.launch_us = 3;
+  } else {
+    // vLLM (and SGLang, which has no calibration of its own). Fitted on all 138 vLLM agg rows: 825.3 us per step
+    // (scheduler, input preparation, sampling and output processing without async scheduling) and 44.0 us per
+    // scheduled request (per-request bookkeeping, detokenisation, streaming). Held-out by model: fitted on
+    // Qwen3-32B 1273.9 / 37.6, on Llama-3.1-70B 0.0 / 60.1 (docs/validation.md).
+    k.cpu_iteration_us = 825.3;
+    k.cpu_per_request_us = 44.0;
+    k.cpu_per_token_us = 0.0;
+    k.launch_us = 12;
+  }
+  return k;
+}
+
+// --------------------------------------------------------------------------------------------- loading
+
+namespace {
+
+bool load_table(const ResourceCatalog& catalog, const std::string& folder, const std::string& file, OpTable& out,
+                std::string& error) {
+  auto text = catalog.load_text(folder, file);
+  if (!text) return false;
+  const std::string err = parse_op_table(*text, out);
+  if (!err.empty()) {
+    error = "profiles/" + folder + "/" + file + ": " + err;
+    out = OpTable();
+    return false;
+  }
+  return true;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+}  // namespace
+
+bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
+                         const ModelSpec& model, ProfileTables& out, std::string& error) {
+  out = ProfileTables();
+  out.gpu = gpu;
+  out.backend = backend;
+  if (!is_safe_resource_name(gpu) || !is_safe_resource_name(backend)) return true;
+  // SGLang runs the same kernel families as vLLM (FlashAttention, Triton fused MoE, cuBLAS GEMMs); the data
+  // has no SGLang kernel tables, so its roles use vLLM's.
+  std::string tb = backend == "sglang" ? "vllm" : backend;
+  out.table_backend = tb;
+  const std::string folder = gpu + "/" + tb;
+  load_table(catalog, folder, "gemm.json", out.gemm, error);
+  load_table(catalog, folder, "context_attention.json", out.context_attention, error);
+  load_table(catalog, folder, "generation_attention.json", out.generation_attention, error);
+  if (model.is_moe()) load_table(catalog, folder, "moe.json", out.moe, error);
+  load_table(catalog, folder, "custom_allreduce.json", out.custom_allreduce, error);
+  load_table(catalog, gpu, "nccl.json", out.nccl, error);
+  if (!out.gemm.empty()) out.backend_version = out.gemm.backend_version;
+  if (auto v = catalog.load_text(folder, "validation.json")) {
+    const auto j = nlohmann::ordered_json::parse(*v, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("summary")) out.validation_json = j["summary"].dump();
+  }
+  return error.empty();
+}
+
+bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out) {
+  out = EfficiencyCurves();
+  auto text = catalog.load_text("datasheet", "efficiency.json");
+  if (!text) return false;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("curves")) return false;
+  auto curve = [&j](const char* name, LogCurve& c) {
+    if (!j["curves"].contains(name)) return false;
+    const auto& o = j["curves"][name];
+    std::vector<double> x, y;
+    for (const auto& v : o["x"]) x.push_back(v.get<double>());
+    for (const auto& v : o["y"]) y.push_back(v.get<double>());
+    if (x.size() != y.size() || x.empty()) return false;
+    c = LogCurve(x, y);
+    return true;
+  };
+  out.ok = curve("gemm_bfloat16", out.gemm_bf16) && curve("gemm_fp8", out.gemm_fp8) &&
+           curve("context_attention", out.attn_prefill) && curve("generation_attention", out.attn_decode) &&
+           curve("all_reduce", out.all_reduce);
+  curve("moe", out.moe);
+  return out.ok;
+}
+
+// --------------------------------------------------------------------------------------------- construction
+
+TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
+                               const EngineOptions& engine, ProfileTables tables, EfficiencyCurves curves,
+                               std::uint64_t seed)
+    : m_(model),
+      g_(gpu),
+      p_(par),
+      e_(engine),
+      t_(std::move(tables)),
+      curves_(std::move(curves)),
+      roofline_(model, gpu, par, engine),
+      k_(backend_constants(engine.backend)),
+      rng_(seed, static_cast<std::uint64_t>(RngStream::kMoe)) {
+  // Scenario overrides of the calibrated host constants (engine.host).
+  if (e_.host.iteration_us >= 0) k_.cpu_iteration_us = e_.host.iteration_us;
+  if (e_.host.per_request_us >= 0) k_.cpu_per_request_us = e_.host.per_request_us;
+  if (e_.host.per_token_us >= 0) k_.cpu_per_token_us = e_.host.per_token_us;
+  if (e_.host.launch_us >= 0) k_.launch_us = e_.host.launch_us;
+  routing_ = e_.moe_routing == "balanced" ? MoeRouting::kBalanced
+             : e_.moe_routing == "power_law" ? MoeRouting::kPowerLaw
+                                             : MoeRouting::kUniform;
+  alpha_ = e_.moe_power_law_alpha;
+  heads_local_ = static_cast<double>(m_.num_attention_heads) / p_.tp_attn;
+  kv_heads_local_ = std::max(1.0, static_cast<double>(m_.num_key_value_heads) / p_.tp_attn);
+  layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
+  layers_total_ = static_cast<double>(layers_per_stage_) * p_.pp;
+  moe_layers_total_ = static_cast<double>(m_.moe_layers());
+  dense_layers_total_ = static_cast<double>(m_.num_hidden_layers - m_.moe_layers());
+  const PriceSource fallback = curves_.ok ? PriceSource::kDatasheet : PriceSource::kRoofline;
+  for (auto& s : source_) s = fallback;
+  source_[static_cast<int>(OpFamily::kNorm)] = PriceSource::kRoofline;
+  source_[static_cast<int>(OpFamily::kEmbedding)] = PriceSource::kRoofline;
+  source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kRoofline;
+  source_[static_cast<int>(OpFamily::kOverhead)] = PriceSource::kCalibrated;
+  if (!m_.is_moe()) source_[static_cast<int>(OpFamily::kMoe)] = fallback;
+  build_gemms();
+  if (!m_.is_mla()) {
+    build_attention(t_.context_attention, false, prefill_, prefill_scale_, prefill_approx_);
+    build_attention(t_.generation_attention, true, decode_, decode_scale_, decode_approx_);
+  }
+  if (prefill_.ok()) source_[static_cast<int>(OpFamily::kAttentionPrefill)] = PriceSource::kTable;
+  if (decode_.ok()) source_[static_cast<int>(OpFamily::kAttentionDecode)] = PriceSource::kTable;
+  build_moe();
+  // vLLM's custom all-reduce takes messages up to 8 MiB on fully NVLinked 2/4/6/8 GPU groups; NCCL beyond.
+  const bool custom_ok = g_.nvlink_gb_s > 0 && p_.tp_attn <= g_.gpus_per_node && p_.tp_attn % 2 == 0 &&
+                         p_.tp_attn <= 8 && e_.backend != "sglang";
+  collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,
+                          t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20));
+  if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
+    source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
+}
+
+TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double count, bool fp8) const {
+  GemmUse g;
+  g.count = count;
+  g.fp8 = fp8;
+  g.table.n = n;
+  g.table.k = k;
+  if (t_.gemm.empty()) return g;
+  const OpGrid* grid = t_.gemm.find({fp8 ? "fp8" : "bfloat16"});
+  if (grid) g.table = make_gemm_curve(*grid, n, k);
+  return g;
+}
+
+void TableCostModel::build_gemms() {
+  const bool fp8 = e_.dtype == "fp8";
+  const double H = static_cast<double>(m_.hidden_size);
+  layer_gemms_.clear();
+  dense_gemms_.clear();
+  moe_gemms_.clear();
+  if (m_.is_mla()) {
+    const double q_n = m_.q_lora_rank > 0 ? static_cast<double>(m_.q_lora_rank)
+                                          : heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.qk_rope_head_dim);
+    layer_gemms_.push_back(make_gemm(q_n + static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim), H, 1, fp8));
+    if (m_.q_lora_rank > 0)
+      layer_gemms_.push_back(make_gemm(heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.qk_rope_head_dim),
+                                       static_cast<double>(m_.q_lora_rank), 1, fp8));
+    layer_gemms_.push_back(make_gemm(heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.v_head_dim),
+                                     static_cast<double>(m_.kv_lora_rank), 1, fp8));
+    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.v_head_dim), 1, fp8));
+  } else {
+    layer_gemms_.push_back(make_gemm((heads_local_ + 2 * kv_heads_local_) * static_cast<double>(m_.head_dim), H, 1, fp8));
+    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.head_dim), 1, fp8));
+  }
+  if (dense_layers_total_ > 0) {
+    const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
+    dense_gemms_.push_back(make_gemm(2 * inter, H, 1, fp8));
+    dense_gemms_.push_back(make_gemm(H, inter, 1, fp8));
+  }
+  if (m_.is_moe()) {
+    moe_gemms_.push_back(make_gemm(static_cast<double>(m_.num_experts), H, 1, false));  // router, kept in bf16
+    if (m_.shared_expert_intermediate_size > 0) {
+      const double sh = static_cast<double>(m_.shared_expert_intermediate_size) / p_.tp_ffn;
+      moe_gemms_.push_back(make_gemm(2 * sh, H, 1, fp8));
+      moe_gemms_.push_back(make_gemm(H, sh, 1, fp8));
+    }
+  }
+  // The LM head stays 16-bit in FP8 checkpoints.
+  lm_head_ = make_gemm(static_cast<double>(m_.vocab_size) / p_.tp_attn, H, 1, false);
+  bool all = lm_head_.table.ok();
+  for (const auto* v : {&layer_gemms_, &dense_gemms_, &moe_gemms_})
+    for (const GemmUse& g : *v) all = all && g.table.ok();
+  if (all) source_[static_cast<int>(OpFamily::kGemm)] = PriceSource::kTable;
+  if (lm_head_.table.ok()) source_[static_cast<int>(OpFamily::kLmHead)] = PriceSource::kTable;
+}
+
+namespace {
+
+std::string kv_dtype_name(const EngineOptions& e) {
+  if (e.kv_cache_dtype.rfind("fp8", 0) == 0) return "fp8";
+  return "bfloat16";  // "auto" with bf16/fp16 weights, and FP8 weights (16-bit cache unless asked)
+}
+
+}  // namespace
+
+void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale,
+                                     bool& approx) {
+  if (t.empty()) return;
+  const std::int64_t heads = static_cast<std::int64_t>(heads_local_ + 0.5);
+  const std::int64_t kvh = static_cast<std::int64_t>(kv_heads_local_ + 0.5);
+  const std::string kvd = kv_dtype_name(e_);
+  const std::string hd = key_int(m_.head_dim);
+  // Exact head configuration first; else the nearest one with the same head_dim, scaled by the head ratio.
+  const OpGrid* best = t.find({kvd, hd, key_int(heads), key_int(kvh)});
+  approx = false;
+  if (!best) {
+    double best_score = 0;
+    for (const std::string& dt : {kvd, std::string(kvd == "fp8" ? "bfloat16" : "fp8")}) {
+      for (const OpGrid& g : t.grids) {
+        if (g.key.size() != 4 || g.key[0] != dt || g.key[1] != hd) continue;
+        const double gh = std::atof(g.key[2].c_str()), gk = std::atof(g.key[3].c_str());
+        if (gh <= 0 || gk <= 0) continue;
+        const double score =
+            std::fabs(interp_log(gh / static_cast<double>(heads))) +
+            0.5 * std::fabs(interp_log((gh / gk) / (static_cast<double>(heads) / static_cast<double>(kvh))));
+        if (!best || score < best_score) {
+          best = &g;
+          best_score = score;
+        }
+      }
+      if (best) break;
+    }
+    if (!best) return;
+    approx = true;
+  }
+  AttentionGeometry geo;
+  geo.heads = std::atoi(best->key[2].c_str());
+  geo.kv_heads = std::atoi(best->key[3].c_str());
+  geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  head_scale = static_cast<double>(heads) / geo.heads;
+  out.build(*best, decode, geo);
+}
+
+void TableCostModel::build_moe() {
+  if (!m_.is_moe()) return;
+  // Per-rank terms from the datasheet (only their ratio enters the price).
+  const double H = static_cast<double>(m_.hidden_size);
+  const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
+  const double wbytes = e_.dtype == "fp8" ? 1.0 : 2.0;
+  const double peak = (e_.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
+  moe_rank_.block_m = 64;
+  moe_rank_.t0 = 0;
+  moe_rank_.t_weight = 3.0 * H * inter * wbytes / (g_.hbm_tb_s * 1e12 * 0.8) * 1e6;
+  moe_rank_.t_block = 2.0 * moe_rank_.block_m * 3.0 * H * inter / (peak * 0.7) * 1e6;
+  if (t_.moe.empty()) return;
+  const std::string dt = e_.dtype == "fp8" ? "fp8" : "bfloat16";
+  std::vector<std::string> key = {dt,
+                                  key_int(m_.hidden_size),
+                                  key_int(m_.moe_intermediate_size),
+                                  key_int(m_.num_experts_per_tok),
+                                  key_int(m_.num_experts),
+                                  key_int(p_.tp_ffn),
+                                  key_int(p_.ep_ffn),
+                                  "balanced"};
+  MoeRouting ref = MoeRouting::kBalanced;
+  double alpha = 1.01;
+  const OpGrid* g = t_.moe.find(key);
+  if (!g && dt == "fp8") {
+    key[0] = "fp8_block";
+    g = t_.moe.find(key);
+  }
+  if (!g) {  // A100 has power-law rows only
+    key[0] = dt;
+    key[7] = "power_law_1.01";
+    g = t_.moe.find(key);
+    ref = MoeRouting::kPowerLaw;
+  }
+  if (!g) return;
+  if (moe_.build(*g, ref, alpha, moe_rank_, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok),
+                 p_.ep_ffn))
+    source_[static_cast<int>(OpFamily::kMoe)] = PriceSource::kTable;
+}
+
+// --------------------------------------------------------------------------------------------- predictors
+
+void TableCostModel::count(OpFamily f, bool extrapolated) const {
+  ++lookups_[static_cast<int>(f)];
+  if (extrapolated) ++extrapolated_[static_cast<int>(f)];
+}
+
+double TableCostModel::datasheet_gemm_us(double m, double n, double k, bool fp8) const {
+  (void)fp8;
+  const double roof = roofline_.gemm_ns(m, n, k) / 1e3;
+  if (!curves_.ok) return roof;
+  const LogCurve& c = fp8 ? curves_.gemm_fp8 : curves_.gemm_bf16;
+  return roof * c.eval(std::max(m, 1.0));
+}
+
+double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) const {
+  if (m <= 0) return 0;
+  if (!g.table.ok()) return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
+  return g.table.us(m, extrap);
+}
+
+double TableCostModel::gemm_us(double m, double n, double k, bool fp8, bool* extrapolated) const {
+  return gemm_use_us(make_gemm(n, k, 1, fp8), m, extrapolated);
+}
+
+double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
+  if (chunks.empty()) return 0;
+  double v = -1;
+  if (prefill_.ok()) {
+    bool ex = prefill_approx_;
+    v = prefill_.prefill_us(chunks, &ex);
+    if (v >= 0) {
+      if (extrapolated && ex) *extrapolated = true;
+      return v * prefill_scale_;
+    }
+  }
+  const double roof = roofline_.prefill_attention_ns(chunks) / 1e3;
+  if (!curves_.ok) return roof;
+  double tokens = 0;
+  for (const PrefillChunk& c : chunks) tokens += c.q;
+  return roof * curves_.attn_prefill.eval(std::max(tokens, 1.0));
+}
+
+double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+  if (contexts.empty()) return 0;
+  if (decode_.ok()) {
+    bool ex = decode_approx_;
+    const double v = decode_.decode_us(contexts, &ex);
+    if (v >= 0) {
+      if (extrapolated && ex) *extrapolated = true;
+      return v * decode_scale_;
+    }
+  }
+  double sum = 0;
+  for (std::int32_t c : contexts) sum += c;
+  const double roof = roofline_.decode_attention_ns(sum) / 1e3;
+  if (!curves_.ok) return roof;
+  return roof * curves_.attn_decode.eval(std::max(sum, 1.0));
+}
+
+double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
+  if (tokens <= 0) return 0;
+  if (moe_.ok()) return moe_.us(tokens, loads, extrapolated);
+  const double roof = roofline_.moe_experts_ns(static_cast<double>(tokens)) / 1e3;
+  if (!curves_.ok || curves_.moe.empty()) return roof;
+  return roof * curves_.moe.eval(static_cast<double>(tokens));
+}
+
+double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
+  if (p_.tp_attn <= 1 || elements <= 0) return 0;
+  const CollectiveTime t = collectives_.all_reduce(elements, p_.tp_attn, graph);
+  if (t.ok) {
+    if (extrapolated && t.extrapolated) *extrapolated = true;
+    return t.us;
+  }
+  const double roof = roofline_.all_reduce_ns(elements * 2, p_.tp_attn) / 1e3;
+  if (!curves_.ok) return roof;
+  return roof * curves_.all_reduce.eval(elements * 2);
+}
+
+double TableCostModel::elementwise_us(double tokens) const {
+  // Memory-bound kernels per layer, each its bytes at the achieved HBM bandwidth plus a fixed kernel time:
+  // two fused residual-add + RMSNorm (read x and residual, write both), rotary embedding on q and k, and the
+  // SiLU-and-mul of dense layers (read gate and up, write the product).
+  const double H = static_cast<double>(m_.hidden_size);
+  const double a = 2.0;  // 16-bit activations
+  const double fixed = roofline_.constants().kernel_fixed_us;
+  const double norm = 2 * (roofline_.memory_ns(4 * tokens * H * a) / 1e3 + fixed);
+  const double rope =
+      roofline_.memory_ns(2 * tokens * (heads_local_ + kv_heads_local_) * static_cast<double>(m_.head_dim) * a) / 1e3 +
+      fixed;
+  double total = layers_total_ * (norm + rope);
+  if (dense_layers_total_ > 0) {
+    const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
+    total += dense_layers_total_ * (roofline_.memory_ns(3 * tokens * inter * a) / 1e3 + fixed);
+  }
+  return total;
+}
+
+// --------------------------------------------------------------------------------------------- pricing
+
+TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens) const {
+  PerTokens pt;
+  const double Td = static_cast<double>(tokens);
+  const double L = layers_total_;
+  const double H = static_cast<double>(m_.hidden_size);
+  double gemm = 0;
+  for (const GemmUse& g : layer_gemms_) gemm += L * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
+  for (const GemmUse& g : dense_gemms_) gemm += dense_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
+  for (const GemmUse& g : moe_gemms_) gemm += moe_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
+  pt.gemm = gemm;
+  pt.norm = elementwise_us(Td);
+  pt.embedding = roofline_.memory_ns(Td * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
+  if (p_.tp_attn > 1) {
+    // An all-reduce after attention and after the FFN in every layer, and one after the vocab-parallel embedding.
+    pt.ar_graph = (2 * L + 1) * all_reduce_us(Td * H, true, &pt.ex_ar_graph);
+    pt.ar_eager = (2 * L + 1) * all_reduce_us(Td * H, false, &pt.ex_ar_eager);
+  }
+  return pt;
+}
+
+const TableCostModel::PerTokens& TableCostModel::per_tokens(std::int64_t tokens) {
+  static constexpr std::int64_t kMaxCached = 1 << 17;
+  if (tokens < 0 || tokens >= kMaxCached) {
+    scratch_ = compute_per_tokens(tokens);
+    return scratch_;
+  }
+  if (static_cast<std::size_t>(tokens) >= per_tokens_.size())
+    per_tokens_.resize(static_cast<std::size_t>(tokens) + 1);
+  PerTokens& pt = per_tokens_[static_cast<std::size_t>(tokens)];
+  if (pt.gemm < 0) pt = compute_per_tokens(tokens);
+  return pt;
+}
+
+BatchCost TableCostModel::price(const BatchShape& s) {
+  BatchCost c;
+  double us[static_cast<int>(OpFamily::kCount)] = {};
+  auto fam = [&us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
+  const std::int64_t T = s.num_tokens + s.padded_tokens;
+  const double Td = static_cast<double>(T);
+  const double L = layers_total_;
+  const double H = static_cast<double>(m_.hidden_size);
+
+  // Token-only costs (GEMMs, elementwise, embedding, all-reduce), memoised per token count.
+  const std::int64_t max_capture = e_.cuda_graph_sizes.empty()
+                                       ? std::min<std::int64_t>(e_.max_cudagraph_capture_size, 2 * e_.max_num_seqs)
+                                       : *std::max_element(e_.cuda_graph_sizes.begin(), e_.cuda_graph_sizes.end());
+  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture;
+  const bool in_graph = s.cuda_graph || piecewise;
+  {
+    const PerTokens& pt = per_tokens(T);
+    fam(OpFamily::kGemm) = pt.gemm;
+    count(OpFamily::kGemm, pt.ex_gemm);
+    fam(OpFamily::kNorm) = pt.norm;
+    fam(OpFamily::kEmbedding) = pt.embedding;
+    if (p_.tp_attn > 1) {
+      fam(OpFamily::kAllReduce) = in_graph ? pt.ar_graph : pt.ar_eager;
+      count(OpFamily::kAllReduce, in_graph ? pt.ex_ar_graph : pt.ex_ar_eager);
+    }
+  }
+  {
+    const int rows = std::max(1, s.num_sampled);
+    if (static_cast<std::size_t>(rows) >= lm_head_cache_.size()) {
+      lm_head_cache_.resize(static_cast<std::size_t>(rows) + 1, -1.0);
+      lm_head_ex_.resize(static_cast<std::size_t>(rows) + 1, 0);
+    }
+    if (lm_head_cache_[static_cast<std::size_t>(rows)] < 0) {
+      bool ex = false;
+      lm_head_cache_[static_cast<std::size_t>(rows)] = gemm_use_us(lm_head_, static_cast<double>(rows), &ex);
+      lm_head_ex_[static_cast<std::size_t>(rows)] = ex ? 1 : 0;
+    }
+    fam(OpFamily::kLmHead) = lm_head_cache_[static_cast<std::size_t>(rows)];
+    count(OpFamily::kLmHead, lm_head_ex_[static_cast<std::size_t>(rows)] != 0);
+  }
+  if (m_.is_moe() && moe_layers_total_ > 0) {
+    bool ex = false;
+    if (moe_.ok()) {
+      moe_loads(routing_, alpha_, T, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok), rng_,
+                loads_);
+      fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, loads_, &ex);
+    } else {
+      fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, {}, &ex);
+    }
+    count(OpFamily::kMoe, ex);
+  }
+  if (!s.prefills.empty()) {
+    bool ex = false;
+    fam(OpFamily::kAttentionPrefill) = L * prefill_attention_us(s.prefills, &ex);
+    count(OpFamily::kAttentionPrefill, ex);
+  }
+  if (s.num_decode > 0) {
+    bool ex = false;
+    if (!s.decode_contexts.empty()) {
+      fam(OpFamily::kAttentionDecode) = L * decode_attention_us(s.decode_contexts, &ex);
+    } else {  // a shape built without per-request lengths: the mean length for every request
+      std::vector<std::int32_t> ctx(static_cast<std::size_t>(s.num_decode),
+                                    static_cast<std::int32_t>(s.decode_context_sum / std::max(1, s.num_decode)));
+      fam(OpFamily::kAttentionDecode) = L * decode_attention_us(ctx, &ex);
+    }
+    count(OpFamily::kAttentionDecode, ex);
+  }
+  if (p_.pp > 1) {
+    const bool intra = p_.world_size() <= g_.gpus_per_node;
+    const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
+    fam(OpFamily::kPipelineP2p) =
+        (p_.pp - 1) * (Td * H * 2 / bw * 1e6 + roofline_.constants().link_latency_us);
+  }
+  // Launch-inclusive timing: a layer cannot run faster than the host launches its kernels (eager: every
+  // kernel; piecewise: the graph pieces around attention; full graph: one replay, kernels only).
+  const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer);
+  double gpu = 0;
+  for (double v : us) gpu += v;
+  double overhead = 0;
+  if (launches > 0 && L > 0) {
+    const double floor_us = L * launches * k_.launch_us;
+    if (floor_us > gpu) overhead += floor_us - gpu;
+  }
+  overhead += k_.cpu_iteration_us + k_.cpu_per_request_us * (s.num_decode + static_cast<double>(s.prefills.size())) +
+              k_.cpu_per_token_us * static_cast<double>(s.num_tokens);
+  fam(OpFamily::kOverhead) = overhead;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+    c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);
+    c.total += c.by_family[f];
+  }
+  return c;
+}
+
+// --------------------------------------------------------------------------------------------- reporting
+
+std::string TableCostModel::describe() const {
+  const bool tables = t_.any();
+  std::string d;
+  if (tables) {
+    d = "measured tables " + t_.gpu + "/" + t_.table_backend + " (" + t_.table_backend + " " + t_.backend_version +
+        ", AIConfigurator)";
+    if (t_.table_backend != e_.backend) d += " for backend " + e_.backend;
+  } else {
+    d = curves_.ok ? "datasheet-derived: " + g_.name + " roofline corrected by efficiency curves fitted on H100/H200/A100"
+                   : "roofline from the " + g_.name + " datasheet";
+  }
+  std::string rest;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+    const auto fam = static_cast<OpFamily>(f);
+    if (fam == OpFamily::kOverhead || (fam == OpFamily::kMoe && !m_.is_moe())) continue;
+    if (source_[f] != PriceSource::kTable && tables) rest += std::string(rest.empty() ? "" : ", ") + op_family_name(fam);
+  }
+  if (!rest.empty()) d += "; not in the tables: " + rest;
+  d += "; cpu overhead calibrated (" + e_.backend + ")";
+  return d;
+}
+
+FidelityReport TableCostModel::report() const {
+  FidelityReport r;
+  bool table = false, datasheet = false;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+    table = table || source_[f] == PriceSource::kTable;
+    datasheet = datasheet || source_[f] == PriceSource::kDatasheet;
+  }
+  r.kind = table ? "table" : (datasheet ? "datasheet-derived" : "roofline");
+  if (table) {
+    r.profile = t_.gpu + "/" + t_.table_backend;
+    r.profile_version = t_.backend_version;
+    r.measured_error_json = t_.validation_json;
+  }
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+    if (lookups_[f] == 0) continue;
+    r.families.push_back(op_family_name(static_cast<OpFamily>(f)));
+    r.lookups.push_back(lookups_[f]);
+    r.extrapolated.push_back(extrapolated_[f]);
+  }
+  return r;
+}
+
+std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
+                                           const EngineOptions& engine, const ResourceCatalog* catalog,
+                                           std::uint64_t seed, std::string& error) {
+  if (!catalog) return std::make_unique<RooflineCostModel>(model, gpu, par, engine);
+  ProfileTables tables;
+  if (!load_profile_tables(*catalog, gpu.name, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model,
+                           tables, error))
+    return nullptr;
+  EfficiencyCurves curves;
+  load_efficiency_curves(*catalog, curves);
+  return std::make_unique<TableCostModel>(model, gpu, par, engine, std::move(tables), std::move(curves), seed);
+}
+
+}  // namespace servesim

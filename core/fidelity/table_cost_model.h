@@ -1,0 +1,166 @@
+#pragma once
+/// Prices iterations from measured operator tables (profiles/<gpu>/<backend>/, scripts/gen_tables.py).
+///
+/// The model is decomposed per layer under the role's parallelism exactly like the roofline; each op family is
+/// then priced by its predictor:
+///   gemm               GEMM table, interpolated over (n, k) once per model shape into a curve of tokens m
+///   moe                fused-MoE table at the batch's tokens x the sampled-assignment slowest-rank ratio
+///   attention_*        attention tables through the per-request work model (attention_model.h)
+///   all_reduce         custom all-reduce (graph / eager) or NCCL table by message size
+///   lm_head            GEMM table (bf16, rows = sampled requests)
+///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
+///   cpu_overhead       per-backend constants calibrated on silicon_h100.csv (docs/validation.md)
+/// Any family without a usable table falls back to the datasheet: the roofline corrected by efficiency curves
+/// fitted on the GPUs that have tables (profiles/datasheet/efficiency.json), "datasheet-derived" in the result.
+/// Timing families: a batch replayed from a full CUDA graph costs its kernels only; piecewise-graph batches
+/// (vLLM V1 mixed batches up to the largest capture size) add one launch per layer for the attention run
+/// outside the graph; eager batches are launch-inclusive (a layer takes at least its kernels' launch time).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/fidelity/attention_model.h"
+#include "core/fidelity/collective_model.h"
+#include "core/fidelity/cost_model.h"
+#include "core/fidelity/gemm_model.h"
+#include "core/fidelity/interpolation.h"
+#include "core/fidelity/moe_model.h"
+#include "core/fidelity/op_table.h"
+#include "core/fidelity/roofline_cost_model.h"
+#include "core/sim/rng.h"
+#include "core/spec/deployment_spec.h"
+#include "core/spec/model_spec.h"
+
+namespace servesim {
+
+class ResourceCatalog;
+
+/// Per-backend CPU and launch constants (calibrated; see docs/validation.md and scripts/validate_e2e.py).
+struct BackendConstants {
+  double cpu_iteration_us = 0;    ///< fixed per-iteration host time: schedule, prepare inputs, sample, update
+  double cpu_per_request_us = 0;  ///< per scheduled request (input preparation, output processing)
+  double cpu_per_token_us = 0;    ///< per scheduled token (input tensors, positions, slot mapping)
+  double launch_us = 0;           ///< host time to launch one kernel outside a CUDA graph
+  int kernels_per_layer = 12;     ///< eager launches per layer: qkv, rope, attn, o, 2 norms, gate_up, act, down,
+                                  ///< 2 all-reduces, residual add
+};
+
+/// The constants for a backend name ("vllm", "trtllm", "sglang").
+BackendConstants backend_constants(const std::string& backend);
+
+/// Measured tables of one GPU and backend, loaded through the resource catalog.
+struct ProfileTables {
+  std::string gpu, backend;       ///< folder names ("H100-SXM", "vllm")
+  std::string table_backend;      ///< backend whose tables were found ("vllm" for sglang)
+  std::string backend_version;
+  OpTable gemm, context_attention, generation_attention, moe, custom_allreduce, nccl;
+  std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
+  bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
+};
+
+/// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables); errors only for corrupt files.
+bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
+                         const ModelSpec& model, ProfileTables& out, std::string& error);
+
+/// Datasheet efficiency curves (profiles/datasheet/efficiency.json): achieved share of the roofline per family
+/// against log2 of a size feature, fitted on the GPUs with tables.
+struct EfficiencyCurves {
+  LogCurve gemm_bf16, gemm_fp8;   ///< x = tokens m; y = measured / roofline time
+  LogCurve attn_prefill, attn_decode;  ///< x = tokens (prefill: b*isl; decode: b*kv_len)
+  LogCurve moe;                   ///< x = tokens
+  LogCurve all_reduce;            ///< x = bytes
+  bool ok = false;
+};
+bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out);
+
+/// Table-driven pricing for one role.
+class TableCostModel : public CostModel {
+ public:
+  /// `tables` may be empty (datasheet-derived for every family); `curves` may be !ok (plain roofline fallback).
+  TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par, const EngineOptions& engine,
+                 ProfileTables tables, EfficiencyCurves curves, std::uint64_t seed);
+  BatchCost price(const BatchShape& shape) override;
+  PriceSource source(OpFamily f) const override { return source_[static_cast<int>(f)]; }
+  std::string describe() const override;
+  FidelityReport report() const override;
+
+  // Per-op predictors (us, one layer / one op), public for validation tools and tests.
+  double gemm_us(double m, double n, double k, bool fp8, bool* extrapolated = nullptr) const;
+  double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// One MoE layer for `tokens` tokens with the given expert loads (empty = the reference routing).
+  double moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
+  double all_reduce_us(double elements, bool graph, bool* extrapolated = nullptr) const;
+  const BackendConstants& constants() const { return k_; }
+  void set_constants(const BackendConstants& k) { k_ = k; }
+  MoeRouting routing() const { return routing_; }
+  void set_routing(MoeRouting r, double alpha) {
+    routing_ = r;
+    alpha_ = alpha;
+  }
+
+ private:
+  struct GemmUse {
+    GemmCurve table;  ///< empty = datasheet
+    double count = 1; ///< per layer
+    bool fp8 = false;
+  };
+  GemmUse make_gemm(double n, double k, double count, bool fp8) const;
+  double gemm_use_us(const GemmUse& g, double m, bool* extrap) const;
+  double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
+  void build_gemms();
+  void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx);
+  void build_moe();
+  double elementwise_us(double tokens) const;
+  void count(OpFamily f, bool extrapolated) const;
+
+  ModelSpec m_;
+  GpuSpec g_;
+  Parallelism p_;
+  EngineOptions e_;
+  ProfileTables t_;
+  EfficiencyCurves curves_;
+  RooflineCostModel roofline_;
+  BackendConstants k_;
+  PriceSource source_[static_cast<int>(OpFamily::kCount)];
+  std::vector<GemmUse> layer_gemms_;  // per attention layer (qkv, o)
+  std::vector<GemmUse> dense_gemms_;  // per dense-FFN layer
+  std::vector<GemmUse> moe_gemms_;    // per MoE layer: router, shared expert
+  GemmUse lm_head_;
+  AttentionPredictor prefill_, decode_;
+  double prefill_scale_ = 1, decode_scale_ = 1;  // heads on this GPU / heads of the grid used
+  bool prefill_approx_ = false, decode_approx_ = false;
+  MoePredictor moe_;
+  MoeRankCost moe_rank_;
+  MoeRouting routing_ = MoeRouting::kUniform;
+  double alpha_ = 1.2;
+  Rng rng_;
+  std::vector<std::int64_t> loads_;
+  double heads_local_ = 1, kv_heads_local_ = 1;
+  int layers_per_stage_ = 1;
+  double layers_total_ = 1, moe_layers_total_ = 0, dense_layers_total_ = 0;
+  CollectiveModel collectives_;
+  /// Costs that depend on the token count only (GEMMs, elementwise, embedding, all-reduce in and out of
+  /// graphs), memoised per count: pure functions of T, so the cache never changes a result.
+  struct PerTokens {
+    double gemm = -1, norm = 0, embedding = 0, ar_graph = 0, ar_eager = 0;
+    bool ex_gemm = false, ex_ar_graph = false, ex_ar_eager = false;
+  };
+  std::vector<PerTokens> per_tokens_;
+  PerTokens scratch_;
+  const PerTokens& per_tokens(std::int64_t tokens);
+  PerTokens compute_per_tokens(std::int64_t tokens) const;
+  std::vector<double> lm_head_cache_;
+  std::vector<unsigned char> lm_head_ex_;
+  mutable std::int64_t lookups_[static_cast<int>(OpFamily::kCount)] = {};
+  mutable std::int64_t extrapolated_[static_cast<int>(OpFamily::kCount)] = {};
+};
+
+/// The cost model for a role: measured tables when the GPU has them, else datasheet-derived; `catalog` may be
+/// null (roofline). `seed` seeds the MoE routing stream.
+std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
+                                           const EngineOptions& engine, const ResourceCatalog* catalog,
+                                           std::uint64_t seed, std::string& error);
+
+}  // namespace servesim

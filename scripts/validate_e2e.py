@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""End-to-end validation: replay the measured runs of silicon_h100.csv through the simulator.
+
+Usage (from the repository root, after building):
+
+    python3 scripts/validate_e2e.py                 # replay, write docs/validation.md (e2e section) and
+                                                    # profiles/H100-SXM/<backend>/validation.json ("e2e")
+    python3 scripts/validate_e2e.py --calibrate     # also fit the host constants with a held-out split by model
+    python3 scripts/validate_e2e.py --check         # replay and fail if the vLLM agg medians moved above the
+                                                    # recorded figures by more than the margin (used by ctest)
+Options: --cli PATH (default build/native/servesim), --data DIR (default ../shared/data), --jobs N (2),
+--backend vllm|trtllm|sglang|all (default all; --check uses vllm), --limit N (first N rows per group, quick look).
+
+Each agg row becomes a closed-loop scenario: `batch_size` clients, each sending the next request when its previous
+one finishes; prompts of exactly `isl` tokens; outputs of osl-1, osl or osl+1 tokens (uniform, mean osl): identical
+clients started together stay in lockstep forever in a deterministic simulator, while real runs drift apart (the
+measured TPOT rises at short osl because prefills interleave with decodes); one token of spread lets the simulated
+clients drift too. 8 x batch_size requests (at least 32). The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows:
+FP8 weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
+defaults (max_num_batched_tokens 8192, max_num_seqs 1024). Compared: mean TTFT and mean TPOT.
+
+Standard library only; deterministic (the simulator is).
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+SILICON = "aiconfigurator/silicon_h100.csv"
+DOC = os.path.join(ROOT, "docs", "validation.md")
+
+MODELS = {
+    "Qwen/Qwen3-32B": "Qwen3-32B",
+    "meta-llama/Llama-3.1-70B": "Llama-3.1-70B",
+    "meta-llama/Llama-3.1-8B-Instruct": "Llama-3.1-8B",
+    "Qwen/Qwen3-235B-A22B-FP8": "Qwen3-235B-A22B",
+    "deepseek-ai/DeepSeek-V3": "DeepSeek-V3",
+    "deepseek-ai/DeepSeek-R1": "DeepSeek-V3",
+}
+# Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
+PARAMS = ["iteration_us", "per_request_us"]
+# Gate for --check: the recorded medians may not grow by more than this (percentage points).
+CHECK_MARGIN_PP = 1.0
+
+
+def num(s, default=0):
+    try:
+        return int(float(s))
+    except (TypeError, ValueError):
+        return default
+
+
+def classify(r):
+    """(scenario parts, None) or (None, reason the row cannot be expressed)."""
+    if r["mode"] != "agg":
+        return None, "disaggregated (P/D) row: replaying P/D needs per-role worker layouts; agg rows first"
+    model = MODELS.get(r["model_path"])
+    if model is None:
+        return None, "model %s is not bundled in profiles/models" % r["model_path"]
+    prec = (r["gemm_quant_mode"] or r["precision"] or "").lower()
+    if "fp4" in prec or "int4" in prec:
+        return None, "%s weights: no FP4/INT4 dtype in the simulator" % prec
+    fp8 = prec.startswith("fp8")
+    tp, pp = max(1, num(r["tp_size"], 1)), max(1, num(r["pp_size"], 1))
+    dp = max(1, num(r["attention_dp_size"], 1))
+    mtp, mep = max(1, num(r["moe_tp_size"], 1)), max(1, num(r["moe_ep_size"], 1))
+    moe = model in ("Qwen3-235B-A22B", "DeepSeek-V3")
+    if not moe:
+        mtp, mep = tp * dp, 1
+    if mtp * mep != tp * dp:
+        return None, "parallelism tp %d x dp %d != moe_tp %d x moe_ep %d" % (tp, dp, mtp, mep)
+    return {"model": model, "fp8": fp8, "tp": tp, "pp": pp, "dp": dp, "mtp": mtp, "mep": mep}, None
+
+
+def scenario(r, parts, host):
+    bs, isl, osl = num(r["batch_size"]), num(r["isl"]), num(r["osl"])
+    engine = {"backend": r["backend"], "max_num_seqs": 1024, "max_num_batched_tokens": 8192,
+              "dtype": "fp8" if parts["fp8"] else "bfloat16"}
+    if parts["fp8"]:
+        engine["kv_cache_dtype"] = "fp8"
+    if host:
+        engine["host"] = host
+    role = {"role": "C", "replicas": 1,
+            "parallelism": {"pp": parts["pp"], "tp_attn": parts["tp"], "dp_attn": parts["dp"],
+                            "tp_ffn": parts["mtp"], "ep_ffn": parts["mep"]}}
+    return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": "H100-SXM"},
+            "engine": engine, "deployment": {"roles": [role]},
+            "workload": {"num_requests": max(8 * bs, 32),
+                         "arrival": {"process": "closed_loop", "max_concurrency": bs},
+                         "input_len": {"dist": "fixed", "value": isl},
+                         "output_len": {"dist": "uniform", "min": max(1, osl - 1), "max": osl + 1}}}
+
+
+def simulate(cli, rows, host_by_backend, jobs, tmp):
+    """Mean TTFT/TPOT (ms) per row id; None where the run failed."""
+    def one(item):
+        r, parts = item
+        sc = scenario(r, parts, host_by_backend.get(r["backend"]))
+        base = os.path.join(tmp, r["id"].replace("/", "_"))
+        with open(base + ".json", "w") as f:
+            json.dump(sc, f)
+        p = subprocess.run([cli, "run", base + ".json", "--out", base + ".result.json", "--quiet"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return r["id"], None, p.stderr.strip().splitlines()[-1:] or ["failed"]
+        res = json.load(open(base + ".result.json"))
+        s = res["summary"]
+        if s["completed"] == 0:
+            return r["id"], None, ["no request completed"]
+        return r["id"], (s["mean_ttft_ms"], s["mean_tpot_ms"]), None
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        out = {}
+        for rid, val, err in ex.map(one, rows):
+            out[rid] = val if val else None
+            if err:
+                print("  %s: %s" % (rid, err[0]), file=sys.stderr)
+        return out
+
+
+def errors(rows, sims):
+    """Per row: (row, ttft_err, tpot_err) as signed relative errors."""
+    out = []
+    for r, _ in rows:
+        v = sims.get(r["id"])
+        if not v:
+            continue
+        out.append((r, v[0] / float(r["silicon_ttft_ms"]) - 1.0, v[1] / float(r["silicon_tpot_ms"]) - 1.0))
+    return out
+
+
+def summary(errs):
+    if not errs:
+        return {"n": 0}
+    at = sorted(abs(e[1]) * 100 for e in errs)
+    ap = sorted(abs(e[2]) * 100 for e in errs)
+
+    def p(v, q):
+        i = max(0, min(len(v) - 1, int(math.ceil(q * len(v))) - 1))
+        return round(v[i], 1)
+    return {"n": len(errs),
+            "ttft_median_abs_pct": round(statistics.median(at), 1), "ttft_p90_abs_pct": p(at, 0.9),
+            "ttft_median_signed_pct": round(statistics.median(e[1] for e in errs) * 100, 1),
+            "tpot_median_abs_pct": round(statistics.median(ap), 1), "tpot_p90_abs_pct": p(ap, 0.9),
+            "tpot_median_signed_pct": round(statistics.median(e[2] for e in errs) * 100, 1)}
+
+
+def fit(cli, rows, start, jobs, tmp, backend):
+    """Gauss-Newton on the log errors of TPOT with finite-difference Jacobians; parameters kept >= 0."""
+    theta = dict(start)
+    steps = {"iteration_us": 200.0, "per_request_us": 5.0}
+
+    def residuals(th):
+        sims = simulate(cli, rows, {backend: th}, jobs, tmp)
+        res = {}
+        for r, et, ep in errors(rows, sims):
+            # TPOT only: the host constants set the steady-state step time; TTFT is dominated by how the
+            # clients' phases are spread (docs/validation.md), which no host constant represents.
+            res[r["id"]] = (0.0, math.log(1 + ep))
+        return res
+    for it in range(4):
+        base = residuals(theta)
+        ids = sorted(base)
+        jac = {}
+        for k in PARAMS:
+            th = dict(theta)
+            th[k] = theta[k] + steps[k]
+            rk = residuals(th)
+            jac[k] = [((rk[i][0] - base[i][0]) / steps[k], (rk[i][1] - base[i][1]) / steps[k]) for i in ids
+                      if i in rk]
+        # Normal equations J^T J d = -J^T r (small, solved by Gaussian elimination)
+        n = len(PARAMS)
+        a = [[0.0] * (n + 1) for _ in range(n)]
+        for row_i, i in enumerate(ids):
+            for comp in (0, 1):
+                g = [jac[k][row_i][comp] for k in PARAMS]
+                for x in range(n):
+                    a[x][n] -= g[x] * base[i][comp]
+                    for y in range(n):
+                        a[x][y] += g[x] * g[y]
+        for x in range(n):
+            a[x][x] += 1e-12 + 1e-3 * a[x][x]  # Levenberg damping
+        for c in range(n):
+            piv = max(range(c, n), key=lambda q: abs(a[q][c]))
+            a[c], a[piv] = a[piv], a[c]
+            for q in range(n):
+                if q != c and a[c][c] != 0:
+                    f = a[q][c] / a[c][c]
+                    for w in range(c, n + 1):
+                        a[q][w] -= f * a[c][w]
+        d = {k: (a[x][n] / a[x][x] if a[x][x] else 0.0) for x, k in enumerate(PARAMS)}
+        new = {k: max(0.0, theta[k] + d[k]) for k in PARAMS}
+        old_loss = sum(v[0] ** 2 + v[1] ** 2 for v in base.values()) / max(1, len(base))
+        print("  iteration %d: loss %.4f, step %s" % (it, old_loss, {k: round(v, 2) for k, v in d.items()}),
+              file=sys.stderr)
+        if all(abs(new[k] - theta[k]) < 0.02 * steps[k] for k in PARAMS):
+            theta = new
+            break
+        theta = new
+    return {k: round(v, 1) for k, v in theta.items()}
+
+
+def md_table(title, rows_by_group):
+    lines = ["| %s | rows | TTFT median abs err | TTFT p90 | TTFT median signed | TPOT median abs err | TPOT p90 | "
+             "TPOT median signed |" % title, "|---|---|---|---|---|---|---|---|"]
+    for name, s in rows_by_group:
+        if s.get("n", 0) == 0:
+            continue
+        lines.append("| %s | %d | %.1f%% | %.1f%% | %+.1f%% | %.1f%% | %.1f%% | %+.1f%% |" % (
+            name, s["n"], s["ttft_median_abs_pct"], s["ttft_p90_abs_pct"], s["ttft_median_signed_pct"],
+            s["tpot_median_abs_pct"], s["tpot_p90_abs_pct"], s["tpot_median_signed_pct"]))
+    return lines
+
+
+def replace_section(path, tag, body):
+    text = open(path).read() if os.path.exists(path) else "# Validation\n"
+    begin, end = "<!-- BEGIN %s -->" % tag, "<!-- END %s -->" % tag
+    block = begin + "\n" + body.rstrip() + "\n" + end
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def update_validation_json(table_backend, group, full):
+    """profiles/H100-SXM/<table backend>/validation.json: "e2e" (full) and the compact "summary"."""
+    path = os.path.join(ROOT, "profiles", "H100-SXM", table_backend, "validation.json")
+    doc = json.load(open(path)) if os.path.exists(path) else {}
+    doc.setdefault("e2e", {})[group] = full
+    summ = doc.setdefault("summary", {})
+    summ["report"] = "docs/validation.md"
+    s = full["summary"]
+    summ.setdefault("e2e_median_abs_pct", {})[group] = {"rows": s["n"], "ttft": s["ttft_median_abs_pct"],
+                                                        "tpot": s["tpot_median_abs_pct"]}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native", "servesim"))
+    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--backend", default="all")
+    ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--limit", type=int, default=0)
+    args = ap.parse_args()
+    if not os.path.exists(args.cli):
+        sys.exit("simulator not built: %s" % args.cli)
+    all_rows = list(csv.DictReader(open(os.path.join(args.data, SILICON))))
+    backends = ["vllm"] if args.check else (["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend])
+    expressible, skipped = [], {}
+    for r in all_rows:
+        if r["backend"] not in backends:
+            continue
+        parts, why = classify(r)
+        if parts is None:
+            skipped.setdefault((r["backend"], r["mode"], why), []).append(r["id"])
+        else:
+            expressible.append((r, parts))
+    if args.limit:
+        seen = {}
+        lim = []
+        for r, p in expressible:
+            k = (r["backend"], p["model"])
+            seen[k] = seen.get(k, 0) + 1
+            if seen[k] <= args.limit:
+                lim.append((r, p))
+        expressible = lim
+
+    with tempfile.TemporaryDirectory() as tmp:
+        calib = {}
+        if args.calibrate:
+            for b in backends:
+                rows_b = [x for x in expressible if x[0]["backend"] == b]
+                models = sorted({p["model"] for _, p in rows_b})
+                if len(models) < 2:
+                    continue
+                start = {"iteration_us": 800.0, "per_request_us": 20.0}
+                folds = []
+                if len(models) > 2:
+                    # Leave-one-model-out is too slow here: fit on the first model only, test on the others, and
+                    # keep those constants (every other model stays held out).
+                    train = [x for x in rows_b if x[1]["model"] == models[0]]
+                    test = [x for x in rows_b if x[1]["model"] != models[0]]
+                    print("calibrating %s on %s only (%d rows)" % (b, models[0], len(train)), file=sys.stderr)
+                    th = fit(args.cli, train, start, args.jobs, tmp, b)
+                    sims = simulate(args.cli, rows_b, {b: th}, args.jobs, tmp)
+                    folds.append({"held_out_model": ", ".join(models[1:]), "constants": th,
+                                  "train": summary(errors(train, sims)), "test": summary(errors(test, sims))})
+                    calib[b] = {"constants_all_models": th, "fitted_on": models[0], "folds": folds}
+                    continue
+                for held in models:
+                    train = [x for x in rows_b if x[1]["model"] != held]
+                    test = [x for x in rows_b if x[1]["model"] == held]
+                    print("calibrating %s without %s (%d train rows)" % (b, held, len(train)), file=sys.stderr)
+                    th = fit(args.cli, train, start, args.jobs, tmp, b)
+                    sims = simulate(args.cli, train + test, {b: th}, args.jobs, tmp)
+                    folds.append({"held_out_model": held, "constants": th,
+                                  "train": summary(errors(train, sims)), "test": summary(errors(test, sims))})
+                print("calibrating %s on all models" % b, file=sys.stderr)
+                th = fit(args.cli, rows_b, start, args.jobs, tmp, b)
+                calib[b] = {"constants_all_models": th, "folds": folds}
+            print(json.dumps(calib, indent=1))
+        sims = simulate(args.cli, expressible, {}, args.jobs, tmp)
+
+    errs = errors(expressible, sims)
+    # Calibrations not redone in this run are kept from the recorded validation.json.
+    for b in backends:
+        if b in calib or args.check:
+            continue
+        path = os.path.join(ROOT, "profiles", "H100-SXM", "trtllm" if b == "trtllm" else "vllm", "validation.json")
+        rec = (json.load(open(path)) if os.path.exists(path) else {}).get("e2e", {}).get("%s agg" % b, {})
+        if "calibration" in rec:
+            calib[b] = rec["calibration"]
+    groups = []
+    for b in backends:
+        for mode in ("agg",):
+            e = [x for x in errs if x[0]["backend"] == b and x[0]["mode"] == mode]
+            groups.append(("%s %s" % (b, mode), summary(e)))
+    per_model = []
+    for b in backends:
+        for m in sorted({p["model"] for r, p in expressible if r["backend"] == b}):
+            ids = {r["id"] for r, p in expressible if r["backend"] == b and p["model"] == m}
+            per_model.append(("%s %s" % (b, m), summary([x for x in errs if x[0]["id"] in ids])))
+    vllm = dict(groups).get("vllm agg", {"n": 0})
+
+    if args.check:
+        path = os.path.join(ROOT, "profiles", "H100-SXM", "vllm", "validation.json")
+        rec = json.load(open(path))["e2e"]["vllm agg"]["summary"]
+        bad = []
+        for k in ("ttft_median_abs_pct", "tpot_median_abs_pct"):
+            if vllm.get(k, 1e9) > rec[k] + CHECK_MARGIN_PP:
+                bad.append("%s %.1f%% > recorded %.1f%% + %.1f" % (k, vllm.get(k, -1), rec[k], CHECK_MARGIN_PP))
+        if vllm.get("n", 0) < rec["n"]:
+            bad.append("only %d of %d rows replayed" % (vllm.get("n", 0), rec["n"]))
+        if bad:
+            sys.exit("end-to-end error regressed: " + "; ".join(bad))
+        print("vLLM agg: TTFT median |err| %.1f%%, TPOT %.1f%% (recorded %.1f%%, %.1f%%; %d rows)" % (
+            vllm["ttft_median_abs_pct"], vllm["tpot_median_abs_pct"], rec["ttft_median_abs_pct"],
+            rec["tpot_median_abs_pct"], vllm["n"]))
+        return
+
+    lines = ["## End-to-end: silicon_h100.csv replayed", "",
+             "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
+                 datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
+             "Protocol: see the script's docstring (closed loop, concurrency = batch_size, fixed isl, osl +- 1 token, "
+             "8 x batch_size requests, the row's parallelism/dtype/backend). Errors are (simulated - measured) / "
+             "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT.",
+             ""]
+    lines += md_table("backend, mode", groups) + [""] + md_table("backend, model", per_model) + [""]
+    if calib:
+        lines += ["### Calibration of the host constants (held-out split by model)", ""]
+        for b, c in calib.items():
+            lines.append("%s, constants in use (fitted on %s): %s" % (
+                b, c.get("fitted_on", "all its models"),
+                ", ".join("`%s` = %s" % kv for kv in sorted(c["constants_all_models"].items()))))
+            lines += ["", "| held-out model | constants fitted on the others | train TTFT / TPOT median abs | "
+                          "held-out TTFT / TPOT median abs |", "|---|---|---|---|"]
+            for f in c["folds"]:
+                lines.append("| %s | %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% |" % (
+                    f["held_out_model"], ", ".join("%s %s" % kv for kv in sorted(f["constants"].items())),
+                    f["train"]["ttft_median_abs_pct"], f["train"]["tpot_median_abs_pct"],
+                    f["test"]["ttft_median_abs_pct"], f["test"]["tpot_median_abs_pct"]))
+            lines.append("")
+    lines += ["### Rows not expressible", "", "| backend | mode | reason | rows |", "|---|---|---|---|"]
+    for (b, mode, why), ids in sorted(skipped.items()):
+        lines.append("| %s | %s | %s | %d |" % (b, mode, why, len(ids)))
+    lines.append("")
+    lines += ["### Every replayed row", "", "| row | sim TTFT ms | measured | err | sim TPOT ms | measured | err |",
+              "|---|---|---|---|---|---|---|"]
+    for r, et, ep in errs:
+        s = sims[r["id"]]
+        lines.append("| %s | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %+.0f%% |" % (
+            r["id"], s[0], float(r["silicon_ttft_ms"]), et * 100, s[1], float(r["silicon_tpot_ms"]), ep * 100))
+    replace_section(DOC, "e2e", "\n".join(lines))
+    for b in backends:
+        g = dict(groups).get("%s agg" % b)
+        if g and g.get("n"):
+            entry = {"summary": g, "command": "python3 scripts/validate_e2e.py", "date": datetime.date.today().isoformat()}
+            if b in calib:
+                entry["calibration"] = calib[b]
+            update_validation_json("trtllm" if b == "trtllm" else "vllm", "%s agg" % b, entry)
+    for name, s in groups + per_model:
+        if s.get("n"):
+            print("%-28s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"
+                  % (name, s["n"], s["ttft_median_abs_pct"], s["ttft_median_signed_pct"], s["tpot_median_abs_pct"],
+                     s["tpot_median_signed_pct"]))
+
+
+if __name__ == "__main__":
+    main()

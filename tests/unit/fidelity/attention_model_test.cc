@@ -1,0 +1,150 @@
+#include "core/fidelity/attention_model.h"
+
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/op_table.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+AttentionGeometry geo(int heads, int kv, int bm = 128, int bn = 128) {
+  AttentionGeometry g;
+  g.heads = heads;
+  g.kv_heads = kv;
+  g.sms = 132;
+  g.block_m = bm;
+  g.block_n = bn;
+  return g;
+}
+
+/// A uniform grid filled from a known work model (so the fit must recover it exactly).
+OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coef) {
+  OpGrid grid;
+  grid.key = {"bfloat16", "128", std::to_string(g.heads), std::to_string(g.kv_heads)};
+  grid.axes = {{1, 2, 4, 8, 16, 32, 64}, {16, 64, 256, 1024, 4096}};
+  for (const auto& a : grid.axes) {
+    std::vector<double> l;
+    for (double v : a) l.push_back(std::log(v));
+    grid.log_axes.push_back(l);
+  }
+  grid.strides = {5, 1};
+  for (double b : grid.axes[0])
+    for (double s : grid.axes[1]) {
+      double f[8] = {};
+      if (decode) uniform_decode_features(g, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), f);
+      else uniform_prefill_features(g, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), f);
+      double v = 0;
+      for (int i = 0; i < (decode ? kDecodeFeatures : kPrefillFeatures); ++i) v += coef[i] * f[i];
+      grid.values.push_back(v);
+      grid.log_values.push_back(std::log(v));
+    }
+  return grid;
+}
+
+}  // namespace
+
+TEST_CASE("prefill tile counts: the closed form equals counting tiles one by one", "[fidelity][attention]") {
+  for (auto qc : {std::pair<int, int>{1, 1}, {128, 128}, {129, 129}, {1000, 1000}, {512, 4096}, {77, 3000},
+                  {4096, 4096}, {300, 301}}) {
+    PrefillWork closed, looped;
+    closed.add(geo(8, 1), qc.first, qc.second);
+    looped.add(geo(8, 1, 128, 64), qc.first, qc.second);  // BM != BN takes the loop
+    // Count with BN = 128 by hand.
+    const std::int64_t q = qc.first, ctx = qc.second, p = ctx - q;
+    double tiles = 0;
+    for (std::int64_t j = 0; j * 128 < q; ++j) tiles += static_cast<double>((p + std::min((j + 1) * 128, q) + 127) / 128);
+    CHECK(closed.tiles == tiles * 8);
+    CHECK(looped.tiles >= closed.tiles);  // half-size key tiles: at least as many
+    CHECK(closed.pairs == Approx(static_cast<double>(q) * p + q * (q + 1) / 2.0));
+  }
+}
+
+TEST_CASE("FlashAttention's split heuristic splits small batches of long requests only", "[fidelity][attention]") {
+  CHECK(flash_num_splits(256, 1000, 132) == 1);  // the batch fills the SMs
+  CHECK(flash_num_splits(8, 1, 132) == 1);       // one key tile: nothing to split
+  const int s = flash_num_splits(8, 512, 132);
+  CHECK(s > 1);
+  CHECK(s <= 128);
+  SplitCache cache;
+  CHECK(cache.splits(8, 512, 132) == s);
+  CHECK(cache.splits(8, 512, 132) == s);  // memoised
+  CHECK(cache.splits(8, 100000, 132) == flash_num_splits(8, 100000, 132));
+}
+
+TEST_CASE("the work model fit recovers known coefficients and the predictor is exact on the grid",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  for (bool decode : {false, true}) {
+    const OpGrid grid = synthetic_grid(decode, g, coef);
+    AttentionPredictor p;
+    REQUIRE(p.build(grid, decode, g));
+    REQUIRE(p.model().ok);
+    // Exact at every measured uniform batch.
+    for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
+      for (std::size_t j = 0; j < grid.axes[1].size(); ++j) {
+        const auto b = static_cast<std::size_t>(grid.axes[0][i]);
+        const auto s = static_cast<std::int32_t>(grid.axes[1][j]);
+        const double v = grid.values[i * grid.axes[1].size() + j];
+        const double pred = decode ? p.decode_us(std::vector<std::int32_t>(b, s))
+                                   : p.prefill_us(std::vector<PrefillChunk>(b, PrefillChunk{s, s}));
+        CHECK(pred == Approx(v).epsilon(1e-9));
+      }
+  }
+}
+
+TEST_CASE("mixed decode batches cost what their per-request work says, not their total tokens",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const OpGrid grid = synthetic_grid(true, g, coef);
+  AttentionPredictor p;
+  REQUIRE(p.build(grid, true, g));
+  // Same total KV tokens (8 x 1024): one long request among short ones takes longer than a uniform batch (the
+  // long request's key tiles bound its CTAs), and longer than the total-tokens proxy would say.
+  const double uniform = p.decode_us(std::vector<std::int32_t>(8, 1024));
+  std::vector<std::int32_t> skewed(8, 128);
+  skewed[0] = 8192 - 7 * 128;
+  const double mixed = p.decode_us(skewed);
+  CHECK(mixed > uniform * 1.05);
+  bool ex = false;
+  p.decode_us(std::vector<std::int32_t>(8, 1 << 20), &ex);
+  CHECK(ex);  // beyond the longest measured length: flagged
+}
+
+TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[4] = {8.0, 0.05, 0.3, 0.01};
+  const OpGrid grid = synthetic_grid(false, g, coef);
+  AttentionPredictor p;
+  REQUIRE(p.build(grid, false, g));
+  const double alone = p.prefill_us({PrefillChunk{512, 512}});
+  const double late = p.prefill_us({PrefillChunk{512, 4096}});
+  CHECK(late > 1.2 * alone);
+  // Two different prompts cost between two copies of the shorter and two copies of the longer.
+  const double two = p.prefill_us({PrefillChunk{256, 256}, PrefillChunk{1024, 1024}});
+  CHECK(two > p.prefill_us({PrefillChunk{256, 256}, PrefillChunk{256, 256}}));
+  CHECK(two < p.prefill_us({PrefillChunk{1024, 1024}, PrefillChunk{1024, 1024}}));
+}
+
+TEST_CASE("on the measured H100 table a uniform batch on the grid returns the measurement",
+          "[fidelity][attention]") {
+  auto text = test::catalog().load_text("H100-SXM/vllm", "generation_attention.json");
+  REQUIRE(text);
+  OpTable t;
+  REQUIRE(parse_op_table(*text, t).empty());
+  const OpGrid* grid = t.find({"bfloat16", "128", "32", "8"});
+  REQUIRE(grid != nullptr);
+  AttentionPredictor p;
+  REQUIRE(p.build(*grid, true, geo(32, 8)));
+  const double measured = grid->values[3 * grid->axes[1].size() + 9];  // batch 8, kv_len 1024
+  CHECK(grid->axes[0][3] == 8);
+  CHECK(grid->axes[1][9] == 1024);
+  CHECK(p.decode_us(std::vector<std::int32_t>(8, 1024)) == Approx(measured).epsilon(1e-9));
+}

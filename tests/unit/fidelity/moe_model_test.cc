@@ -1,0 +1,96 @@
+#include "core/fidelity/moe_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <catch2/catch.hpp>
+
+using namespace servesim;
+
+namespace {
+
+std::int64_t total(const std::vector<std::int64_t>& c) { return std::accumulate(c.begin(), c.end(), std::int64_t{0}); }
+
+OpGrid curve_grid(std::vector<double> tokens, std::vector<double> us) {
+  OpGrid g;
+  g.key = {"bfloat16", "4096", "1536", "8", "128", "1", "8", "balanced"};
+  g.axes = {tokens};
+  g.log_axes = {{}};
+  for (double t : tokens) g.log_axes[0].push_back(std::log(t));
+  g.strides = {1};
+  g.values = us;
+  for (double v : us) g.log_values.push_back(std::log(v));
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("the balanced assignment spreads tokens x top-k evenly", "[fidelity][moe]") {
+  std::vector<std::int64_t> c;
+  moe_balanced_loads(1000, 128, 8, c);
+  CHECK(total(c) == 8000);
+  CHECK(*std::max_element(c.begin(), c.end()) - *std::min_element(c.begin(), c.end()) <= 8);
+  moe_balanced_loads(3, 128, 8, c);  // fewer tokens than the stride: 24 distinct experts
+  CHECK(total(c) == 24);
+  CHECK(std::count(c.begin(), c.end(), 1) == 24);
+}
+
+TEST_CASE("sampled assignments keep the token count and are reproducible from the seed", "[fidelity][moe]") {
+  for (MoeRouting r : {MoeRouting::kUniform, MoeRouting::kPowerLaw}) {
+    for (std::int64_t tokens : {1, 7, 100, 5000}) {
+      Rng a(42, 5), b(42, 5);
+      std::vector<std::int64_t> x, y;
+      moe_loads(r, 1.2, tokens, 128, 8, a, x);
+      moe_loads(r, 1.2, tokens, 128, 8, b, y);
+      CHECK(total(x) == tokens * 8);
+      CHECK(x == y);
+    }
+  }
+  // Uniform routing picks distinct experts per token: one token never loads an expert twice.
+  Rng r(1, 5);
+  std::vector<std::int64_t> c;
+  moe_loads(MoeRouting::kUniform, 1.2, 1, 128, 8, r, c);
+  CHECK(*std::max_element(c.begin(), c.end()) == 1);
+}
+
+TEST_CASE("power-law routing loads the busiest EP rank well above the balanced share", "[fidelity][moe]") {
+  const MoeRankCost k{0, 1.0, 0.0, 64};  // cost = active experts... and rows via blocks below
+  MoeRankCost rows_only{0, 0.0, 1.0, 1};  // one block per token: the rank's rows
+  Rng rng(7, 5);
+  std::vector<std::int64_t> skew, bal;
+  moe_balanced_loads(4096, 128, 8, bal);
+  double worst = 0;
+  for (int d = 0; d < 8; ++d) {
+    moe_loads(MoeRouting::kPowerLaw, 1.2, 4096, 128, 8, rng, skew);
+    worst += moe_slowest_rank(rows_only, skew, 8) / 8;
+  }
+  CHECK(moe_slowest_rank(rows_only, bal, 8) == Approx(4096.0 * 8 / 8));
+  CHECK(worst > 1.5 * 4096.0 * 8 / 8);
+  // Active experts: balanced routing touches all 16 of a rank's experts.
+  CHECK(moe_slowest_rank(k, bal, 8) == 16);
+}
+
+TEST_CASE("the MoE predictor returns the measured curve for the reference routing and scales skew by the "
+          "slowest rank", "[fidelity][moe]") {
+  const OpGrid g = curve_grid({1, 16, 256, 4096}, {50, 250, 300, 1400});
+  MoeRankCost k;
+  k.t0 = 0;  // from the table
+  k.t_weight = 2.0;
+  k.t_block = 0.5;
+  k.block_m = 64;
+  MoePredictor p;
+  REQUIRE(p.build(g, MoeRouting::kBalanced, 1.0, k, 128, 8, 8));
+  CHECK(p.rank_cost().t0 == 25);  // half the single-token call
+  CHECK(p.us(256, {}) == 300);
+  std::vector<std::int64_t> bal;
+  moe_balanced_loads(256, 128, 8, bal);
+  CHECK(p.us(256, bal) == Approx(300).epsilon(1e-12));
+  Rng rng(3, 5);
+  std::vector<std::int64_t> skew;
+  moe_loads(MoeRouting::kPowerLaw, 1.2, 4096, 128, 8, rng, skew);
+  CHECK(p.us(4096, skew) > 1400);
+  bool ex = false;
+  CHECK(p.us(8192, {}, &ex) == Approx(2800));
+  CHECK(ex);
+}

@@ -1,0 +1,163 @@
+#include "core/fidelity/table_cost_model.h"
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+Parallelism tp(int n) {
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = n;
+  return p;
+}
+
+std::unique_ptr<CostModel> model_for(const std::string& model, const std::string& gpu, int tensor_parallel,
+                                     EngineOptions e = {}) {
+  std::string err;
+  auto c = make_cost_model(test::bundled_model(model), test::bundled_gpu(gpu), tp(tensor_parallel), e,
+                           &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  REQUIRE(c);
+  return c;
+}
+
+BatchShape decode_batch(int n, int ctx, bool graph) {
+  BatchShape s;
+  s.num_tokens = n;
+  s.num_decode = n;
+  s.num_sampled = n;
+  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
+  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
+  s.decode_context_max = ctx;
+  s.cuda_graph = graph;
+  return s;
+}
+
+double fam(const BatchCost& c, OpFamily f) { return static_cast<double>(c.by_family[static_cast<int>(f)]); }
+
+}  // namespace
+
+TEST_CASE("GPUs with tables price GEMMs, attention, all-reduce and the LM head from them", "[fidelity][table]") {
+  auto c = model_for("Qwen3-32B", "H100-SXM", 4);
+  for (OpFamily f : {OpFamily::kGemm, OpFamily::kAttentionPrefill, OpFamily::kAttentionDecode, OpFamily::kAllReduce,
+                     OpFamily::kLmHead})
+    CHECK(c->source(f) == PriceSource::kTable);
+  CHECK(c->source(OpFamily::kNorm) == PriceSource::kRoofline);
+  CHECK(c->source(OpFamily::kOverhead) == PriceSource::kCalibrated);
+  const FidelityReport r = c->report();
+  CHECK(r.kind == "table");
+  CHECK(r.profile == "H100-SXM/vllm");
+  CHECK(r.profile_version == "0.24.0");
+  CHECK_THAT(c->describe(), Catch::Contains("measured tables H100-SXM/vllm"));
+}
+
+TEST_CASE("the table model's GEMM equals the measurement at a measured shape", "[fidelity][table]") {
+  auto text = test::catalog().load_text("H100-SXM/vllm", "gemm.json");
+  REQUIRE(text);
+  OpTable t;
+  REQUIRE(parse_op_table(*text, t).empty());
+  const OpGrid* g = t.find({"bfloat16"});
+  REQUIRE(g != nullptr);
+  // n = 6144, k = 4096, m = 1024: grid values
+  std::size_t i = 0, j = 0;
+  while (g->axes[0][i] != 6144) ++i;
+  while (g->axes[1][j] != 4096) ++j;
+  std::size_t k = 0;
+  while (g->axes[2][k] != 1024) ++k;
+  const double measured = g->values[i * g->strides[0] + j * g->strides[1] + k];
+  EngineOptions e;
+  TableCostModel* tm = nullptr;
+  auto c = model_for("Llama-3.1-8B", "H100-SXM", 1, e);
+  tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  bool ex = false;
+  CHECK(tm->gemm_us(1024, 6144, 4096, false, &ex) == Approx(measured).epsilon(1e-12));
+  CHECK_FALSE(ex);
+  // Beyond the largest measured m the curve scales linearly and flags it.
+  tm->gemm_us(65536, 6144, 4096, false, &ex);
+  CHECK(ex);
+}
+
+TEST_CASE("CUDA-graph replays price kernels only; eager steps pay the launches", "[fidelity][table]") {
+  EngineOptions e;
+  e.enforce_eager = true;
+  e.host.launch_us = 30;  // a slow host: 12 ops x 30 us per layer outlast a one-token layer's kernels
+  auto eager_model = model_for("Llama-3.1-8B", "H100-SXM", 1, e);
+  auto graph_model = model_for("Llama-3.1-8B", "H100-SXM", 1);
+  const BatchCost graph = graph_model->price(decode_batch(1, 512, true));
+  const BatchCost eager = eager_model->price(decode_batch(1, 512, false));
+  CHECK(graph.total < eager.total);
+  // The kernels themselves are the same; the difference is host time.
+  CHECK(fam(graph, OpFamily::kGemm) == fam(eager, OpFamily::kGemm));
+  CHECK(fam(graph, OpFamily::kOverhead) < fam(eager, OpFamily::kOverhead));
+  // A large batch's kernels outlast the launches: no launch floor.
+  const BatchCost big = eager_model->price(decode_batch(256, 2048, false));
+  const BatchCost big_graph = graph_model->price(decode_batch(256, 2048, true));
+  CHECK(fam(big, OpFamily::kOverhead) - fam(big_graph, OpFamily::kOverhead) < 1e3);
+}
+
+TEST_CASE("decode cost grows with context and batch; long contexts beyond the grid are counted as extrapolated",
+          "[fidelity][table]") {
+  auto c = model_for("Llama-3.1-8B", "H100-SXM", 1);
+  const double a = fam(c->price(decode_batch(16, 1024, true)), OpFamily::kAttentionDecode);
+  const double b = fam(c->price(decode_batch(16, 8192, true)), OpFamily::kAttentionDecode);
+  const double d = fam(c->price(decode_batch(64, 8192, true)), OpFamily::kAttentionDecode);
+  CHECK(a < b);
+  CHECK(b < d);
+  c->price(decode_batch(64, 131072, true));  // batch 64 at 128k tokens was not measured
+  const FidelityReport r = c->report();
+  bool found = false;
+  for (std::size_t i = 0; i < r.families.size(); ++i)
+    if (r.families[i] == "attention_decode") {
+      found = true;
+      CHECK(r.lookups[i] == 4);
+      CHECK(r.extrapolated[i] >= 1);
+    }
+  CHECK(found);
+}
+
+TEST_CASE("GPUs without tables are datasheet-derived", "[fidelity][table]") {
+  auto c = model_for("Llama-3.1-8B", "B200", 1);
+  CHECK(c->report().kind == "datasheet-derived");
+  CHECK(c->source(OpFamily::kGemm) == PriceSource::kDatasheet);
+  CHECK(c->source(OpFamily::kAttentionDecode) == PriceSource::kDatasheet);
+  CHECK_THAT(c->describe(), Catch::Contains("datasheet-derived"));
+  // A B200 decodes faster than an H100 (more bandwidth), by less than the bandwidth ratio plus slack.
+  auto h = model_for("Llama-3.1-8B", "H100-SXM", 1);
+  const double b200 = static_cast<double>(c->price(decode_batch(32, 2048, true)).total);
+  const double h100 = static_cast<double>(h->price(decode_batch(32, 2048, true)).total);
+  CHECK(b200 < h100);
+  CHECK(b200 > 0.25 * h100);
+}
+
+TEST_CASE("MoE layers are priced from the MoE table with a sampled routing", "[fidelity][table]") {
+  EngineOptions e;
+  auto c = model_for("Qwen3-30B-A3B", "H100-SXM", 1, e);
+  CHECK(c->source(OpFamily::kMoe) == PriceSource::kTable);
+  BatchShape s = decode_batch(64, 1024, true);
+  const double uniform = fam(c->price(s), OpFamily::kMoe);
+  CHECK(uniform > 0);
+  e.moe_routing = "power_law";
+  auto skewed = model_for("Qwen3-30B-A3B", "H100-SXM", 1, e);
+  BatchShape big = decode_batch(256, 1024, false);
+  double sk = 0, un = 0;
+  for (int i = 0; i < 4; ++i) {
+    sk += fam(skewed->price(big), OpFamily::kMoe);
+    un += fam(c->price(big), OpFamily::kMoe);
+  }
+  CHECK(sk != un);
+}
+
+TEST_CASE("without a catalog the roofline prices every op", "[fidelity][table]") {
+  std::string err;
+  auto c = make_cost_model(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), {}, nullptr, 1,
+                           err);
+  REQUIRE(c);
+  CHECK(c->source(OpFamily::kGemm) == PriceSource::kRoofline);
+  CHECK(c->report().kind == "roofline");
+}
