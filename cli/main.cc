@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/file_io.h"
 #include "cli/sweep_command.h"
 #include "core/api/session.h"
 #include "core/metrics/cost_comparison.h"
@@ -40,26 +41,6 @@ const char* kUsage =
     "      merge DIR/shard-*-of-*.json written by sharded runs\n"
     "  servesim version\n"
     "Bundled models, GPUs and traces are read from --profiles, $SERVESIM_PROFILES, or the source tree's profiles/.\n";
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  const fs::path p(path);
-  if (p.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
 
 std::string profiles_dir(const std::string& flag) {
   if (!flag.empty()) return flag;

@@ -1,5 +1,7 @@
 #include "cli/sweep_command.h"
 
+#include "cli/file_io.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -15,25 +17,9 @@ using servesim::Json;
 
 namespace {
 
-bool slurp(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-bool spit(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out);
-}
-
 int write_merged(const fs::path& dir, const std::string& merged) {
-  if (!spit(dir / "sweep.json", merged + "\n") || !spit(dir / "frontier.csv", servesim::sweep_csv(merged))) {
+  if (!write_file((dir / "sweep.json").string(), merged + "\n") ||
+      !write_file((dir / "frontier.csv").string(), servesim::sweep_csv(merged))) {
     std::fprintf(stderr, "cannot write into %s\n", dir.string().c_str());
     return 2;
   }
@@ -75,7 +61,7 @@ int sweep_command(const std::vector<std::string>& args, const std::string& profi
     return 2;
   }
   std::string text;
-  if (!slurp(file, text)) {
+  if (!read_file(file, text)) {
     std::fprintf(stderr, "%s: cannot read the file\n", file.c_str());
     return 2;
   }
@@ -108,7 +94,7 @@ int sweep_command(const std::vector<std::string>& args, const std::string& profi
   const Json doc = servesim::make_shard(spec, text, shard, shards, static_cast<std::int64_t>(points.size()), std::move(records));
   const fs::path dir(out);
   const fs::path shard_file = dir / ("shard-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json");
-  if (!spit(shard_file, doc.dump() + "\n")) {
+  if (!write_file(shard_file.string(), doc.dump() + "\n")) {
     std::fprintf(stderr, "cannot write %s\n", shard_file.string().c_str());
     return 2;
   }
@@ -141,7 +127,7 @@ int sweep_merge_command(const std::vector<std::string>& args) {
   std::vector<std::string> docs;
   for (const auto& n : names) {
     std::string t;
-    if (!slurp(n, t)) {
+    if (!read_file(n, t)) {
       std::fprintf(stderr, "%s: cannot read\n", n.c_str());
       return 2;
     }
