@@ -24,6 +24,8 @@ const char* op_family_name(OpFamily f) {
     case OpFamily::kAllReduce: return "all_reduce";
     case OpFamily::kPipelineP2p: return "pipeline_p2p";
     case OpFamily::kOverhead: return "cpu_overhead";
+    case OpFamily::kAllToAll: return "all_to_all";
+    case OpFamily::kAfTransfer: return "af_transfer";
     default: return "?";
   }
 }

@@ -18,9 +18,17 @@ const char* price_source_name(PriceSource s);
 /// Op families priced separately (for attribution in the result).
 enum class OpFamily : std::uint8_t {
   kGemm, kMoe, kAttentionPrefill, kAttentionDecode, kNorm, kEmbedding, kLmHead, kAllReduce, kPipelineP2p, kOverhead,
+  kAllToAll,   ///< MoE expert-parallel dispatch and combine
+  kAfTransfer, ///< attention/FFN disaggregation: A->F and F->A activation transfers
   kCount
 };
 const char* op_family_name(OpFamily f);
+
+/// Which operators a cost model prices. Attention/FFN disaggregation (A/F roles) prices the attention domain
+/// (embedding, qkv/o GEMMs, attention, norms, TP all-reduce, LM head, host overhead) on the A GPUs and the FFN
+/// domain (dense FFN or router + shared expert + routed experts with their EP all-to-all, FFN all-reduce) on
+/// the F GPUs; kWhole is the whole model on one replica.
+enum class CostPart : std::uint8_t { kWhole, kAttention, kFfn };
 
 /// The cost of one iteration, split for reporting.
 struct BatchCost {

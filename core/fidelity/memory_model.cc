@@ -16,7 +16,7 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bpp) {
+double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bpp, bool attention_only) {
   const double embed = static_cast<double>(m.vocab_size) * m.hidden_size;
   const double lm_head = m.tie_word_embeddings ? 0.0 : embed;
   const double total_layers = m.param_count() - embed - lm_head;  // attention, FFN/experts, norms
@@ -25,24 +25,36 @@ double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bp
     expert_params = static_cast<double>(m.moe_layers()) * m.num_experts * 3.0 * m.hidden_size * m.moe_intermediate_size;
   const double other = total_layers - expert_params;
   const double stage_share = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp) / m.num_hidden_layers;
-  // Attention and dense FFN split over TP; routed experts over EP x TP of the FFN domain.
-  double per_gpu = stage_share * (other / p.tp_attn + expert_params / (static_cast<double>(p.ep_ffn) * p.tp_ffn));
+  double per_gpu;
+  if (attention_only) {
+    // An A replica (attention/FFN disaggregation): no dense FFN, router, shared or routed experts.
+    const double H = static_cast<double>(m.hidden_size);
+    const double dense = static_cast<double>(m.num_hidden_layers - m.moe_layers()) * 3.0 * H * m.intermediate_size;
+    const double moe_rest = m.is_moe() ? static_cast<double>(m.moe_layers()) *
+                                             (static_cast<double>(m.num_experts) * H +
+                                              3.0 * H * static_cast<double>(m.shared_expert_intermediate_size))
+                                       : 0.0;
+    per_gpu = stage_share * std::max(0.0, other - dense - moe_rest) / p.tp_attn;
+  } else {
+    // Attention and dense FFN split over TP; routed experts over EP x TP of the FFN domain.
+    per_gpu = stage_share * (other / p.tp_attn + expert_params / (static_cast<double>(p.ep_ffn) * p.tp_ffn));
+  }
   // Vocabulary-parallel embedding on the first stage, LM head on the last (both on one stage when pp = 1).
   per_gpu += (p.pp == 1 ? embed + lm_head : std::max(embed, lm_head)) / p.tp_attn;
   return per_gpu * bpp;
 }
 
-double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e) {
+double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e, bool attention_only) {
   const double bpp = dtype_bytes(e.dtype);
-  if (bpp >= 2.0) return weights_bytes_per_gpu(m, p, bpp);
+  if (bpp >= 2.0) return weights_bytes_per_gpu(m, p, bpp, attention_only);
   // Quantised linear layers; the vocabulary-parallel embedding and LM head stay 16-bit.
   const double embed = static_cast<double>(m.vocab_size) * m.hidden_size;
   const double lm_head = m.tie_word_embeddings ? 0.0 : embed;
   const double vocab = (p.pp == 1 ? embed + lm_head : std::max(embed, lm_head)) / p.tp_attn;
-  return weights_bytes_per_gpu(m, p, bpp) + vocab * (2.0 - bpp);
+  return weights_bytes_per_gpu(m, p, bpp, attention_only) + vocab * (2.0 - bpp);
 }
 
-double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T) {
+double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T, bool attention_only) {
   const double a = 2.0;  // 16-bit activations
   const double H = static_cast<double>(m.hidden_size);
   const double heads = static_cast<double>(m.num_attention_heads) / p.tp_attn;
@@ -55,6 +67,7 @@ double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T) {
   } else {
     attn = T * ((heads + 2 * kv_heads) * static_cast<double>(m.head_dim) + heads * static_cast<double>(m.head_dim)) * a;
   }
+  if (attention_only) return 2.0 * T * H * a + attn;
   double ffn = 0;
   if (m.num_hidden_layers > m.moe_layers()) {
     const double inter = static_cast<double>(m.intermediate_size) / p.tp_ffn;
@@ -84,18 +97,18 @@ double kv_bytes_per_token_model(const ModelSpec& m, const EngineOptions& e) {
 }
 
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
-                           MemoryConstants k) {
+                           MemoryConstants k, bool attention_only) {
   KvBudget b;
   b.block_size = e.block_size;
   b.device_bytes = g.memory_bytes;
   b.usable_bytes = e.gpu_memory_utilization * g.memory_bytes;
-  b.weights_bytes = weights_bytes_per_gpu(m, p, e);
+  b.weights_bytes = weights_bytes_per_gpu(m, p, e, attention_only);
 
   // 1. Activation peak of vLLM's profile run: one forward pass of max_num_batched_tokens tokens, then the
   //    sampler on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on
   //    the first rank) with top-k/top-p, whose sort dominates.
   const double T = static_cast<double>(e.max_num_batched_tokens);
-  b.forward_peak_bytes = forward_peak_bytes(m, p, T);
+  b.forward_peak_bytes = forward_peak_bytes(m, p, T, attention_only);
   const double rows = std::min(static_cast<double>(e.max_num_seqs), T);
   b.sampler_bytes = rows * static_cast<double>(m.vocab_size) * k.sampler_bytes_per_logit;
   b.activation_bytes = b.forward_peak_bytes + b.sampler_bytes;
@@ -115,7 +128,7 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
       for (std::int64_t v = 8; v <= std::min<std::int64_t>(256, max_size); v += 8) largest = v, ++count;
       for (std::int64_t v = 272; v <= max_size; v += 16) largest = v, ++count;
     }
-    b.cuda_graph_bytes = forward_peak_bytes(m, p, static_cast<double>(largest)) +
+    b.cuda_graph_bytes = forward_peak_bytes(m, p, static_cast<double>(largest), attention_only) +
                          2.0 * static_cast<double>(count) * k.graph_bytes_per_capture;
   }
 
@@ -142,7 +155,9 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   }
   b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   const double per_block = b.kv_bytes_per_token * e.block_size;
-  b.num_gpu_blocks = b.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(b.kv_bytes / per_block)) : 0;
+  // Each data-parallel attention group keeps the KV cache of its own requests in its own GPUs' memory, so the
+  // replica holds dp_attn groups' worth of blocks (one shared pool here; requests are not pinned to a group).
+  b.num_gpu_blocks = b.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(b.kv_bytes / per_block)) * p.dp_attn : 0;
   if (b.weights_bytes > b.usable_bytes) {
     b.error = "model weights need " + gib(b.weights_bytes) + " per GPU but gpu_memory_utilization x memory is " +
               gib(b.usable_bytes) + " on " + g.name + "; raise tensor/pipeline parallelism or use fp8";

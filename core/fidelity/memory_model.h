@@ -46,19 +46,24 @@ struct MemoryConstants {
 /// stream (hidden + residual) plus the larger of the attention block (q/k/v and the attention output) and the
 /// FFN block (gate/up output and the activation; for MoE the fused-experts intermediate caches of top-k rows and
 /// the fp32 router logits).
-double forward_peak_bytes(const ModelSpec& model, const Parallelism& par, double tokens);
+/// `attention_only`: an A replica of attention/FFN disaggregation (no FFN block).
+double forward_peak_bytes(const ModelSpec& model, const Parallelism& par, double tokens, bool attention_only = false);
 
 /// Computes the budget; `error` is set when weights or activations leave no room for one block.
+/// `attention_only`: an A replica (attention/FFN disaggregation) holds the attention, norm and vocabulary weights
+/// only. With dp_attn > 1 the replica's blocks are dp_attn times one group's.
 KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
-                           const EngineOptions& engine, MemoryConstants k = {});
+                           const EngineOptions& engine, MemoryConstants k = {}, bool attention_only = false);
 
 /// KV bytes of one token over the whole model (all layers and KV heads): what a P -> D transfer moves.
 double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& engine);
 
 /// Parameter bytes held by one GPU of the largest pipeline stage.
-double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param);
+double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param,
+                             bool attention_only = false);
 /// Same with the engine's dtype: FP8 checkpoints quantise the linear layers but keep the embedding, the LM head
 /// (and norms) in 16 bits.
-double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine);
+double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine,
+                             bool attention_only = false);
 
 }  // namespace servesim

@@ -32,6 +32,17 @@ struct MoeRankCost {
   int block_m = 64;      ///< rows per block
 };
 
+/// One MoE layer under expert parallelism as a chain of three phases: the dispatch all-to-all sends every routed
+/// row to its expert's rank, each rank runs its experts, and the combine all-to-all starts only when the slowest
+/// rank is done (the barrier), so layer = dispatch + max_r(rank compute) + combine.
+struct MoeLayerTime {
+  double dispatch_us = 0;  ///< dispatch all-to-all (0 without EP)
+  double experts_us = 0;   ///< the slowest rank's expert compute
+  double combine_us = 0;   ///< combine all-to-all (0 without EP)
+  double combine_start_us() const { return dispatch_us + experts_us; }
+  double total_us() const { return dispatch_us + experts_us + combine_us; }
+};
+
 /// Expert loads for `tokens` tokens: counts[e] = tokens routed to expert e (sum = tokens * topk).
 void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int experts, int topk, Rng& rng,
                std::vector<std::int64_t>& counts);

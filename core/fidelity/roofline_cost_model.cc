@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/fidelity/batch_split.h"
 #include "core/sim/det_math.h"
 
 namespace servesim {
@@ -60,14 +61,23 @@ double RooflineCostModel::moe_experts_ns(double T) const {
   const double touched = e_local * (1.0 - det_pow(1.0 - 1.0 / m_.num_experts, T * m_.num_experts_per_tok));
   const double flops = 2.0 * rows * 3.0 * H * inter;
   const double bytes = touched * 3.0 * H * inter * w_bytes_ + rows * (H + inter) * 2 * a_bytes_;
-  double moe = std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
-  if (p_.ep_ffn > 1) {
-    // Dispatch and combine all-to-all each move (n-1)/n of the routed rows: together the volume of
-    // one ring all-reduce of those rows.
-    const double a2a_bytes = T * m_.num_experts_per_tok * H * a_bytes_ / p_.ep_ffn;
-    moe += all_reduce_ns(a2a_bytes, p_.ep_ffn);
-  }
-  return moe;
+  return std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
+}
+
+double RooflineCostModel::all_to_all_ns(double T) const {
+  if (!m_.is_moe() || p_.ep_ffn <= 1 || T <= 0) return 0;
+  const int ep = p_.ep_ffn;
+  const bool intra = ep <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  const double bytes = T * static_cast<double>(m_.num_experts_per_tok) * static_cast<double>(m_.hidden_size) * a_bytes_ / ep;
+  return (ep - 1.0) / ep * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
+MoeLayerTime RooflineCostModel::moe_layer(double T) const {
+  MoeLayerTime t;
+  t.dispatch_us = t.combine_us = all_to_all_ns(T) / 1e3;
+  t.experts_us = moe_experts_ns(T) / 1e3;
+  return t;
 }
 
 double RooflineCostModel::prefill_attention_ns(const std::vector<PrefillChunk>& chunks) const {
@@ -89,15 +99,9 @@ double RooflineCostModel::decode_attention_ns(double ctx) const {
   return std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
 }
 
-BatchCost RooflineCostModel::price(const BatchShape& s) {
-  BatchCost c;
-  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
-  const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
+double RooflineCostModel::attn_gemm_ns(double T) const {
   const double H = static_cast<double>(m_.hidden_size);
   const double L = static_cast<double>(layers_per_stage_) * p_.pp;
-  const int tp = p_.tp_attn;
-
-  // Linear layers per layer: QKV, O, then the FFN (dense MLP or experts).
   double qkv_n;
   if (m_.is_mla()) {
     qkv_n = (m_.q_lora_rank > 0 ? m_.q_lora_rank : heads_local_ * (m_.qk_nope_head_dim + m_.qk_rope_head_dim)) +
@@ -106,14 +110,17 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
     qkv_n = (heads_local_ + 2 * kv_heads_local_) * m_.head_dim;
   }
   const double o_k = heads_local_ * (m_.is_mla() ? m_.v_head_dim : m_.head_dim);
-  double per_layer_gemm = gemm_ns(T, qkv_n, H) + gemm_ns(T, H, o_k);
+  return L * (gemm_ns(T, qkv_n, H) + gemm_ns(T, H, o_k));
+}
+
+double RooflineCostModel::ffn_gemm_ns(double T) const {
+  const double H = static_cast<double>(m_.hidden_size);
   const double dense_layers = static_cast<double>(m_.num_hidden_layers - m_.moe_layers());
   double ffn_total = 0;
   if (dense_layers > 0) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
     ffn_total += dense_layers * (gemm_ns(T, 2 * inter, H) + gemm_ns(T, H, inter));
   }
-  double moe_total = 0;
   if (m_.is_moe()) {
     double moe = gemm_ns(T, static_cast<double>(m_.num_experts), H);  // router
     if (m_.shared_expert_intermediate_size > 0) {
@@ -121,10 +128,43 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
       moe += gemm_ns(T, 2 * sh, H) + gemm_ns(T, H, sh);
     }
     ffn_total += static_cast<double>(m_.moe_layers()) * moe;
-    moe_total = static_cast<double>(m_.moe_layers()) * moe_experts_ns(T);
   }
-  add(OpFamily::kGemm, L * per_layer_gemm + ffn_total);
-  add(OpFamily::kMoe, moe_total);
+  return ffn_total;
+}
+
+double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns) const {
+  const double L = static_cast<double>(layers_per_stage_) * p_.pp;
+  // Eager mode: the CPU launches every kernel; a GPU-light batch waits on the launches.
+  // CUDA graphs replay the whole forward with one launch.
+  double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
+                  k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
+  if (!s.cuda_graph) {
+    const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
+    if (launch_ns > gpu_ns) cpu_ns += launch_ns - gpu_ns;
+  }
+  return cpu_ns;
+}
+
+BatchCost RooflineCostModel::price(const BatchShape& s) {
+  return part_ == CostPart::kWhole && p_.dp_attn == 1 ? price_whole(s) : price_parts(s);
+}
+
+BatchCost RooflineCostModel::price_whole(const BatchShape& s) const {
+  BatchCost c;
+  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
+  const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
+  const double H = static_cast<double>(m_.hidden_size);
+  const double L = static_cast<double>(layers_per_stage_) * p_.pp;
+  const int tp = p_.tp_attn;
+
+  // Linear layers per layer: QKV, O, then the FFN (dense MLP or experts).
+  add(OpFamily::kGemm, attn_gemm_ns(T) + ffn_gemm_ns(T));
+  const double moe_layers = static_cast<double>(m_.moe_layers());
+  if (m_.is_moe()) {
+    const MoeLayerTime mt = moe_layer(T);
+    add(OpFamily::kMoe, moe_layers * moe_experts_ns(T));
+    if (p_.ep_ffn > 1) add(OpFamily::kAllToAll, moe_layers * (mt.dispatch_us + mt.combine_us) * 1e3);
+  }
 
   // Attention: causal prefill chunks and decode reads, each one varlen kernel per layer.
   if (!s.prefills.empty()) add(OpFamily::kAttentionPrefill, L * prefill_attention_ns(s.prefills));
@@ -144,15 +184,67 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
 
   SimTime gpu = 0;
   for (SimTime t : c.by_family) gpu += t;
-  // Eager mode: the CPU launches every kernel; a GPU-light batch waits on the launches.
-  // CUDA graphs replay the whole forward with one launch.
-  double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
-                  k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
-  if (!s.cuda_graph) {
-    const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
-    if (launch_ns > static_cast<double>(gpu)) cpu_ns += launch_ns - static_cast<double>(gpu);
+  add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu)));
+  c.total = 0;
+  for (SimTime t : c.by_family) c.total += t;
+  return c;
+}
+
+BatchCost RooflineCostModel::price_parts(const BatchShape& s) const {
+  BatchCost c;
+  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
+  const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
+  const double H = static_cast<double>(m_.hidden_size);
+  const double L = static_cast<double>(layers_per_stage_) * p_.pp;
+  if (part_ != CostPart::kFfn) {
+    // Attention domain: each data-parallel attention group runs its own requests; the slowest group decides.
+    std::vector<BatchShape> groups;
+    split_batch(s, p_.dp_attn, groups);
+    double best = -1;
+    double fam[static_cast<int>(OpFamily::kCount)] = {};
+    for (const BatchShape& g : groups) {
+      double f[static_cast<int>(OpFamily::kCount)] = {};
+      const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
+      f[static_cast<int>(OpFamily::kGemm)] = attn_gemm_ns(Tg);
+      if (!g.prefills.empty()) f[static_cast<int>(OpFamily::kAttentionPrefill)] = L * prefill_attention_ns(g.prefills);
+      if (g.num_decode > 0)
+        f[static_cast<int>(OpFamily::kAttentionDecode)] = L * decode_attention_ns(static_cast<double>(g.decode_context_sum));
+      f[static_cast<int>(OpFamily::kNorm)] = L * 2 * (mem_ns(2 * Tg * H * a_bytes_) + k_.kernel_fixed_us * 1e3);
+      f[static_cast<int>(OpFamily::kEmbedding)] = mem_ns(Tg * H * a_bytes_) + k_.kernel_fixed_us * 1e3;
+      f[static_cast<int>(OpFamily::kLmHead)] =
+          gemm_ns(std::max(1, g.num_sampled), static_cast<double>(m_.vocab_size) / p_.tp_attn, H);
+      f[static_cast<int>(OpFamily::kAllReduce)] = L * all_reduce_ns(Tg * H * a_bytes_, p_.tp_attn);
+      double sum = 0;
+      for (double v : f) sum += v;
+      if (sum > best) {
+        best = sum;
+        for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) fam[i] = f[i];
+      }
+    }
+    for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) add(static_cast<OpFamily>(i), fam[i]);
+    if (p_.pp > 1) {
+      const bool intra = p_.world_size() <= g_.gpus_per_node;
+      const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+      add(OpFamily::kPipelineP2p, (p_.pp - 1) * (T * H * a_bytes_ / bw * 1e9 + k_.link_latency_us * 1e3));
+    }
   }
-  add(OpFamily::kOverhead, cpu_ns);
+  if (part_ != CostPart::kAttention) {
+    // FFN domain: every token of the replica through the dense FFN or the experts (tp_ffn x ep_ffn).
+    add(OpFamily::kGemm, ffn_gemm_ns(T));
+    if (m_.is_moe()) {
+      const MoeLayerTime mt = moe_layer(T);
+      const double moe_layers = static_cast<double>(m_.moe_layers());
+      add(OpFamily::kMoe, moe_layers * moe_experts_ns(T));
+      if (p_.ep_ffn > 1) add(OpFamily::kAllToAll, moe_layers * (mt.dispatch_us + mt.combine_us) * 1e3);
+    }
+    add(OpFamily::kAllReduce, L * all_reduce_ns(T * H * a_bytes_, p_.tp_ffn));
+  }
+  // Host overhead belongs to the replica that schedules (whole or attention); the FFN side only executes.
+  if (part_ != CostPart::kFfn) {
+    SimTime gpu = 0;
+    for (SimTime t : c.by_family) gpu += t;
+    add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu)));
+  }
   c.total = 0;
   for (SimTime t : c.by_family) c.total += t;
   return c;

@@ -3,6 +3,7 @@
 /// tensor/pipeline parallelism, each op max(compute time, memory time), plus TP all-reduces, pipeline
 /// send/recv and per-iteration CPU overhead. The fallback until measured tables exist for a GPU.
 #include "core/fidelity/cost_model.h"
+#include "core/fidelity/moe_model.h"
 #include "core/spec/deployment_spec.h"
 #include "core/spec/model_spec.h"
 
@@ -29,14 +30,21 @@ class RooflineCostModel : public CostModel {
                     RooflineConstants k = {});
   BatchCost price(const BatchShape& shape) override;
   PriceSource source(OpFamily) const override { return PriceSource::kRoofline; }
+  /// Prices only the attention or the FFN domain (A/F disaggregation); kWhole by default.
+  void set_part(CostPart part) { part_ = part; }
   std::string describe() const override;
 
   /// Time of one dense GEMM [m x k] x [k x n] on one GPU, ns.
   double gemm_ns(double m, double n, double k) const;
   /// All-reduce of `bytes` over `gpus` GPUs inside a node (ring), ns.
   double all_reduce_ns(double bytes, int gpus) const;
-  /// One MoE layer's routed experts (plus EP all-to-all) for T tokens, balanced routing, ns.
+  /// One MoE layer's routed experts for T tokens on one rank, balanced routing (no all-to-all), ns.
   double moe_experts_ns(double tokens) const;
+  /// One EP all-to-all (dispatch or combine) of T tokens' routed rows: each rank sends and receives
+  /// T x topk x hidden x 2 bytes / ep, (ep-1)/ep of it over the link (NVLink inside a node, the NIC beyond), ns.
+  double all_to_all_ns(double tokens) const;
+  /// One MoE layer as dispatch + experts + combine (balanced routing: every rank finishes together), us.
+  MoeLayerTime moe_layer(double tokens) const;
   /// One layer's prefill attention for these chunks / decode attention over `ctx` keys in total, ns.
   double prefill_attention_ns(const std::vector<PrefillChunk>& chunks) const;
   double decode_attention_ns(double ctx) const;
@@ -46,6 +54,11 @@ class RooflineCostModel : public CostModel {
 
  private:
   double mem_ns(double bytes) const;
+  BatchCost price_whole(const BatchShape& s) const;
+  BatchCost price_parts(const BatchShape& s) const;
+  double attn_gemm_ns(double tokens) const;  // qkv and o projections, all layers
+  double ffn_gemm_ns(double tokens) const;   // dense FFN, router and shared expert, all layers
+  double overhead_ns(const BatchShape& s, double gpu_ns) const;
   double compute_ns(double flops, double efficiency) const;
 
   ModelSpec m_;
@@ -58,6 +71,7 @@ class RooflineCostModel : public CostModel {
   double peak_flops_;   // dense tensor FLOP/s for the weight dtype
   double heads_local_, kv_heads_local_, qk_dim_, v_dim_;
   int layers_per_stage_;
+  CostPart part_ = CostPart::kWhole;
 };
 
 }  // namespace servesim

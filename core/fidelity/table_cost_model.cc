@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fidelity/batch_split.h"
 #include "core/sim/det_math.h"
 #include "core/spec/resource_catalog.h"
 
@@ -195,6 +196,11 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
                           t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20));
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
     source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
+  // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us).
+  source_[static_cast<int>(OpFamily::kAllToAll)] =
+      collectives_.has_nccl() && p_.ep_ffn <= 8 && p_.ep_ffn <= g_.gpus_per_node ? PriceSource::kTable
+                                                                                  : PriceSource::kRoofline;
+  source_[static_cast<int>(OpFamily::kAfTransfer)] = PriceSource::kRoofline;
 }
 
 TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double count, bool fp8) const {
@@ -401,27 +407,69 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
 double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
   if (tokens <= 0) return 0;
   if (moe_.ok()) return moe_.us(tokens, loads, extrapolated);
-  const double roof = roofline_.moe_experts_ns(static_cast<double>(tokens)) / 1e3;
+  double roof = roofline_.moe_experts_ns(static_cast<double>(tokens)) / 1e3;
+  if (!loads.empty() && p_.ep_ffn > 1) {
+    // The datasheet prices balanced routing; the per-rank model scales it to this assignment's slowest rank.
+    std::vector<std::int64_t> ref;
+    moe_balanced_loads(tokens, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok), ref);
+    const double base = moe_slowest_rank(moe_rank_, ref, p_.ep_ffn);
+    if (base > 0) roof *= moe_slowest_rank(moe_rank_, loads, p_.ep_ffn) / base;
+  }
   if (!curves_.ok || curves_.moe.empty()) return roof;
   return roof * curves_.moe.eval(static_cast<double>(tokens));
 }
 
 double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
-  if (p_.tp_attn <= 1 || elements <= 0) return 0;
-  const CollectiveTime t = collectives_.all_reduce(elements, p_.tp_attn, graph);
+  return all_reduce_on(elements, p_.tp_attn, graph, extrapolated);
+}
+
+double TableCostModel::all_reduce_on(double elements, int gpus, bool graph, bool* extrapolated) const {
+  if (gpus <= 1 || elements <= 0) return 0;
+  const CollectiveTime t = collectives_.all_reduce(elements, gpus, graph);
   if (t.ok) {
     if (extrapolated && t.extrapolated) *extrapolated = true;
     return t.us;
   }
-  const double roof = roofline_.all_reduce_ns(elements * 2, p_.tp_attn) / 1e3;
+  const double roof = roofline_.all_reduce_ns(elements * 2, gpus) / 1e3;
   if (!curves_.ok) return roof;
   return roof * curves_.all_reduce.eval(elements * 2);
 }
 
+double TableCostModel::all_to_all_us(std::int64_t tokens, bool* extrapolated) const {
+  const int ep = p_.ep_ffn;
+  if (!m_.is_moe() || ep <= 1 || tokens <= 0) return 0;
+  const double elements = static_cast<double>(tokens) * static_cast<double>(m_.num_experts_per_tok) *
+                          static_cast<double>(m_.hidden_size) / ep;  // 16-bit values each rank sends
+  if (ep <= 8 && ep <= g_.gpus_per_node) {
+    const CollectiveTime t = collectives_.nccl("alltoall", elements, ep);
+    if (t.ok) {
+      if (extrapolated && t.extrapolated) *extrapolated = true;
+      return t.us;
+    }
+  }
+  // No measurement for this group (beyond one node, or a GPU without an NCCL table): the datasheet link.
+  if (extrapolated) *extrapolated = true;
+  return roofline_.all_to_all_ns(static_cast<double>(tokens)) / 1e3;
+}
+
+MoeLayerTime TableCostModel::moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
+                                       bool* extrapolated) const {
+  MoeLayerTime t;
+  bool ex = false;
+  t.dispatch_us = t.combine_us = all_to_all_us(tokens, &ex);
+  if (extrapolated && ex) *extrapolated = true;
+  t.experts_us = moe_us(tokens, loads, extrapolated);
+  return t;
+}
+
 double TableCostModel::elementwise_us(double tokens) const {
-  // Memory-bound kernels per layer, each its bytes at the achieved HBM bandwidth plus a fixed kernel time:
-  // two fused residual-add + RMSNorm (read x and residual, write both), rotary embedding on q and k, and the
-  // SiLU-and-mul of dense layers (read gate and up, write the product).
+  return elementwise_attn_us(tokens) + elementwise_ffn_us(tokens);
+}
+
+// Memory-bound kernels per layer, each its bytes at the achieved HBM bandwidth plus a fixed kernel time:
+// two fused residual-add + RMSNorm (read x and residual, write both) and rotary embedding on q and k on the
+// attention side; the SiLU-and-mul of dense layers (read gate and up, write the product) on the FFN side.
+double TableCostModel::elementwise_attn_us(double tokens) const {
   const double H = static_cast<double>(m_.hidden_size);
   const double a = 2.0;  // 16-bit activations
   const double fixed = roofline_.constants().kernel_fixed_us;
@@ -429,12 +477,15 @@ double TableCostModel::elementwise_us(double tokens) const {
   const double rope =
       roofline_.memory_ns(2 * tokens * (heads_local_ + kv_heads_local_) * static_cast<double>(m_.head_dim) * a) / 1e3 +
       fixed;
-  double total = layers_total_ * (norm + rope);
-  if (dense_layers_total_ > 0) {
-    const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
-    total += dense_layers_total_ * (roofline_.memory_ns(3 * tokens * inter * a) / 1e3 + fixed);
-  }
-  return total;
+  return layers_total_ * (norm + rope);
+}
+
+double TableCostModel::elementwise_ffn_us(double tokens) const {
+  if (dense_layers_total_ <= 0) return 0;
+  const double a = 2.0;
+  const double fixed = roofline_.constants().kernel_fixed_us;
+  const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
+  return dense_layers_total_ * (roofline_.memory_ns(3 * tokens * inter * a) / 1e3 + fixed);
 }
 
 // --------------------------------------------------------------------------------------------- pricing
@@ -473,7 +524,7 @@ const TableCostModel::PerTokens& TableCostModel::per_tokens(std::int64_t tokens)
 }
 
 BatchCost TableCostModel::price(const BatchShape& s) {
-  BatchCost c;
+  if (part_ != CostPart::kWhole || p_.dp_attn > 1) return price_parts(s);
   double us[static_cast<int>(OpFamily::kCount)] = {};
   auto fam = [&us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
   const std::int64_t T = s.num_tokens + s.padded_tokens;
@@ -513,15 +564,17 @@ BatchCost TableCostModel::price(const BatchShape& s) {
     count(OpFamily::kLmHead, lm_head_ex_[static_cast<std::size_t>(rows)] != 0);
   }
   if (m_.is_moe() && moe_layers_total_ > 0) {
+    // Per MoE layer: dispatch all-to-all, the slowest EP rank's experts, then the combine (moe_model.h).
+    moe_loads(routing_, alpha_, T, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok), rng_,
+              loads_);
     bool ex = false;
-    if (moe_.ok()) {
-      moe_loads(routing_, alpha_, T, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok), rng_,
-                loads_);
-      fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, loads_, &ex);
-    } else {
-      fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, {}, &ex);
-    }
+    fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, loads_, &ex);
     count(OpFamily::kMoe, ex);
+    if (p_.ep_ffn > 1) {
+      bool ex_a2a = false;
+      fam(OpFamily::kAllToAll) = moe_layers_total_ * 2 * all_to_all_us(T, &ex_a2a);
+      count(OpFamily::kAllToAll, ex_a2a);
+    }
   }
   if (!s.prefills.empty()) {
     bool ex = false;
@@ -545,11 +598,110 @@ BatchCost TableCostModel::price(const BatchShape& s) {
     fam(OpFamily::kPipelineP2p) =
         (p_.pp - 1) * (Td * H * 2 / bw * 1e6 + roofline_.constants().link_latency_us);
   }
+  return finish(us, s, piecewise);
+}
+
+BatchCost TableCostModel::price_parts(const BatchShape& s) {
+  double us[static_cast<int>(OpFamily::kCount)] = {};
+  auto fam = [&us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
+  const std::int64_t T = s.num_tokens + s.padded_tokens;
+  const double Td = static_cast<double>(T);
+  const double L = layers_total_;
+  const double H = static_cast<double>(m_.hidden_size);
+  const std::int64_t max_capture = e_.cuda_graph_sizes.empty()
+                                       ? std::min<std::int64_t>(e_.max_cudagraph_capture_size, 2 * e_.max_num_seqs)
+                                       : *std::max_element(e_.cuda_graph_sizes.begin(), e_.cuda_graph_sizes.end());
+  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture;
+  const bool in_graph = s.cuda_graph || piecewise;
+  if (part_ != CostPart::kFfn) {
+    // Attention domain: each data-parallel attention group (dp_attn) runs the qkv/o projections, attention,
+    // norms, its TP all-reduces, the embedding and the LM head on its own requests; the slowest group decides.
+    split_batch(s, p_.dp_attn, groups_);
+    double best = -1;
+    double pick[static_cast<int>(OpFamily::kCount)] = {};
+    bool ex[static_cast<int>(OpFamily::kCount)] = {};
+    for (const BatchShape& g : groups_) {
+      double f[static_cast<int>(OpFamily::kCount)] = {};
+      bool e[static_cast<int>(OpFamily::kCount)] = {};
+      auto at = [&f](OpFamily x) -> double& { return f[static_cast<int>(x)]; };
+      auto ex_at = [&e](OpFamily x) -> bool* { return &e[static_cast<int>(x)]; };
+      const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
+      for (const GemmUse& u : layer_gemms_) at(OpFamily::kGemm) += L * u.count * gemm_use_us(u, Tg, ex_at(OpFamily::kGemm));
+      at(OpFamily::kNorm) = elementwise_attn_us(Tg);
+      at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
+      at(OpFamily::kLmHead) =
+          gemm_use_us(lm_head_, static_cast<double>(std::max(1, g.num_sampled)), ex_at(OpFamily::kLmHead));
+      if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = L * prefill_attention_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
+      if (g.num_decode > 0) at(OpFamily::kAttentionDecode) = L * decode_attention_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode));
+      // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
+      at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce));
+      double sum = 0;
+      for (double v : f) sum += v;
+      if (sum > best) {
+        best = sum;
+        for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) {
+          pick[i] = f[i];
+          ex[i] = e[i];
+        }
+      }
+    }
+    for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) us[i] = pick[i];
+    for (OpFamily x : {OpFamily::kGemm, OpFamily::kLmHead, OpFamily::kAllReduce}) count(x, ex[static_cast<int>(x)]);
+    if (!s.prefills.empty()) count(OpFamily::kAttentionPrefill, ex[static_cast<int>(OpFamily::kAttentionPrefill)]);
+    if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex[static_cast<int>(OpFamily::kAttentionDecode)]);
+    if (p_.pp > 1) {
+      const bool intra = p_.world_size() <= g_.gpus_per_node;
+      const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
+      fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * (Td * H * 2 / bw * 1e6 + roofline_.constants().link_latency_us);
+    }
+  }
+  if (part_ != CostPart::kAttention) {
+    // FFN domain: every token of the replica through the dense FFN or the router, shared expert and routed
+    // experts (tp_ffn x ep_ffn), an all-reduce over tp_ffn after it.
+    bool ex = false;
+    double gemm = 0;
+    for (const GemmUse& g : dense_gemms_) gemm += dense_layers_total_ * g.count * gemm_use_us(g, Td, &ex);
+    for (const GemmUse& g : moe_gemms_) gemm += moe_layers_total_ * g.count * gemm_use_us(g, Td, &ex);
+    fam(OpFamily::kGemm) += gemm;
+    count(OpFamily::kGemm, ex);
+    fam(OpFamily::kNorm) += elementwise_ffn_us(Td);
+    if (m_.is_moe() && moe_layers_total_ > 0) {
+      moe_loads(routing_, alpha_, T, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok), rng_,
+                loads_);
+      bool ex_moe = false, ex_a2a = false;
+      fam(OpFamily::kMoe) = moe_layers_total_ * moe_us(T, loads_, &ex_moe);
+      count(OpFamily::kMoe, ex_moe);
+      if (p_.ep_ffn > 1) {
+        fam(OpFamily::kAllToAll) = moe_layers_total_ * 2 * all_to_all_us(T, &ex_a2a);
+        count(OpFamily::kAllToAll, ex_a2a);
+      }
+    }
+    if (p_.tp_ffn > 1) {
+      bool ex_ar = false;
+      fam(OpFamily::kAllReduce) += L * all_reduce_on(Td * H, p_.tp_ffn, in_graph, &ex_ar);
+      count(OpFamily::kAllReduce, ex_ar);
+    }
+  }
+  return finish(us, s, piecewise);
+}
+
+BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise) const {
+  auto fam = [us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
+  const double L = layers_total_;
+  BatchCost c;
   // Launch-inclusive timing: a layer cannot run faster than the host launches its kernels (eager: every
   // kernel; piecewise: the graph pieces around attention; full graph: one replay, kernels only).
+  // The FFN side of an A/F pair only executes what arrives: its host cost is the attention side's.
+  if (part_ == CostPart::kFfn) {
+    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
+      c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);
+      c.total += c.by_family[f];
+    }
+    return c;
+  }
   const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer);
   double gpu = 0;
-  for (double v : us) gpu += v;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) gpu += us[f];
   double overhead = 0;
   if (launches > 0 && L > 0) {
     const double floor_us = L * launches * k_.launch_us;
@@ -581,7 +733,9 @@ std::string TableCostModel::describe() const {
   std::string rest;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
     const auto fam = static_cast<OpFamily>(f);
-    if (fam == OpFamily::kOverhead || (fam == OpFamily::kMoe && !m_.is_moe())) continue;
+    if (fam == OpFamily::kOverhead || (fam == OpFamily::kMoe && !m_.is_moe()) || fam == OpFamily::kAfTransfer ||
+        (fam == OpFamily::kAllToAll && (!m_.is_moe() || p_.ep_ffn <= 1)))
+      continue;
     if (source_[f] != PriceSource::kTable && tables) rest += std::string(rest.empty() ? "" : ", ") + op_family_name(fam);
   }
   if (!rest.empty()) d += "; not in the tables: " + rest;
@@ -615,15 +769,21 @@ FidelityReport TableCostModel::report() const {
 
 std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                                            const EngineOptions& engine, const ResourceCatalog* catalog,
-                                           std::uint64_t seed, std::string& error) {
-  if (!catalog) return std::make_unique<RooflineCostModel>(model, gpu, par, engine);
+                                           std::uint64_t seed, std::string& error, CostPart part) {
+  if (!catalog) {
+    auto r = std::make_unique<RooflineCostModel>(model, gpu, par, engine);
+    r->set_part(part);
+    return r;
+  }
   ProfileTables tables;
   if (!load_profile_tables(*catalog, gpu.name, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model,
                            tables, error))
     return nullptr;
   EfficiencyCurves curves;
   load_efficiency_curves(*catalog, curves);
-  return std::make_unique<TableCostModel>(model, gpu, par, engine, std::move(tables), std::move(curves), seed);
+  auto t = std::make_unique<TableCostModel>(model, gpu, par, engine, std::move(tables), std::move(curves), seed);
+  t->set_part(part);
+  return t;
 }
 
 }  // namespace servesim

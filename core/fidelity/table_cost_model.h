@@ -82,6 +82,8 @@ class TableCostModel : public CostModel {
                  ProfileTables tables, EfficiencyCurves curves, std::uint64_t seed);
   BatchCost price(const BatchShape& shape) override;
   PriceSource source(OpFamily f) const override { return source_[static_cast<int>(f)]; }
+  /// Prices only the attention or the FFN domain (A/F disaggregation); kWhole by default.
+  void set_part(CostPart part) { part_ = part; }
   std::string describe() const override;
   FidelityReport report() const override;
 
@@ -92,6 +94,13 @@ class TableCostModel : public CostModel {
   /// One MoE layer for `tokens` tokens with the given expert loads (empty = the reference routing).
   double moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
   double all_reduce_us(double elements, bool graph, bool* extrapolated = nullptr) const;
+  /// One EP all-to-all (dispatch or combine) of `tokens` tokens' routed rows, T x topk x hidden x 2 bytes / ep per
+  /// rank: the NCCL alltoall table where the EP group fits in a node (<= 8 GPUs), else the GPU's link bandwidth
+  /// from the datasheet (counted as extrapolated). 0 without EP.
+  double all_to_all_us(std::int64_t tokens, bool* extrapolated = nullptr) const;
+  /// One MoE layer as dispatch + slowest rank's experts + combine for these expert loads.
+  MoeLayerTime moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
+                         bool* extrapolated = nullptr) const;
   const BackendConstants& constants() const { return k_; }
   void set_constants(const BackendConstants& k) { k_ = k; }
   MoeRouting routing() const { return routing_; }
@@ -113,6 +122,11 @@ class TableCostModel : public CostModel {
   void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx);
   void build_moe();
   double elementwise_us(double tokens) const;
+  double elementwise_attn_us(double tokens) const;
+  double elementwise_ffn_us(double tokens) const;
+  double all_reduce_on(double elements, int gpus, bool graph, bool* extrapolated) const;
+  BatchCost price_parts(const BatchShape& s);
+  BatchCost finish(double* us, const BatchShape& s, bool piecewise) const;
   void count(OpFamily f, bool extrapolated) const;
 
   ModelSpec m_;
@@ -134,9 +148,11 @@ class TableCostModel : public CostModel {
   MoePredictor moe_;
   MoeRankCost moe_rank_;
   MoeRouting routing_ = MoeRouting::kUniform;
+  CostPart part_ = CostPart::kWhole;
   double alpha_ = 1.2;
   Rng rng_;
   std::vector<std::int64_t> loads_;
+  std::vector<BatchShape> groups_;  // scratch: data-parallel attention groups of the batch
   double heads_local_ = 1, kv_heads_local_ = 1;
   int layers_per_stage_ = 1;
   double layers_total_ = 1, moe_layers_total_ = 0, dense_layers_total_ = 0;
@@ -158,9 +174,9 @@ class TableCostModel : public CostModel {
 };
 
 /// The cost model for a role: measured tables when the GPU has them, else datasheet-derived; `catalog` may be
-/// null (roofline). `seed` seeds the MoE routing stream.
+/// null (roofline). `seed` seeds the MoE routing stream; `part` limits it to one domain (A/F roles).
 std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                                            const EngineOptions& engine, const ResourceCatalog* catalog,
-                                           std::uint64_t seed, std::string& error);
+                                           std::uint64_t seed, std::string& error, CostPart part = CostPart::kWhole);
 
 }  // namespace servesim

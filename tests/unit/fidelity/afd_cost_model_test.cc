@@ -1,0 +1,109 @@
+// Attention/FFN disaggregation: the (layer, micro-batch) schedule of one decode iteration of an AF instance.
+#include "core/fidelity/afd_cost_model.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/table_cost_model.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+const char* kModel = "Qwen3-30B-A3B";
+
+std::unique_ptr<CostModel> part_model(CostPart part, bool tables) {
+  Parallelism p;
+  std::string gpu = "H100-SXM";
+  if (part == CostPart::kAttention) {
+    p.tp_attn = 2;
+    p.dp_attn = 2;
+    p.tp_ffn = 4;
+  } else {
+    p.tp_attn = 1;
+    p.tp_ffn = 1;
+    p.ep_ffn = 8;
+  }
+  std::string err;
+  auto c = make_cost_model(test::bundled_model(kModel), test::bundled_gpu(gpu), p, EngineOptions{},
+                           tables ? &test::catalog() : nullptr, 5, err, part);
+  REQUIRE(c);
+  return c;
+}
+
+AfdCostModel afd(int micro_batches, bool tables, AfdLink link = {}) {
+  const ModelSpec m = test::bundled_model(kModel);
+  return AfdCostModel(part_model(CostPart::kAttention, tables), part_model(CostPart::kFfn, tables), micro_batches,
+                      link, static_cast<int>(m.num_hidden_layers), static_cast<double>(m.hidden_size));
+}
+
+BatchShape decode_batch(int n, int ctx) {
+  BatchShape s;
+  s.num_tokens = s.num_decode = s.num_sampled = n;
+  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
+  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
+  s.decode_context_max = ctx;
+  s.cuda_graph = true;
+  return s;
+}
+
+SimTime sum_families(const BatchCost& c) {
+  SimTime s = 0;
+  for (SimTime v : c.by_family) s += v;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("two micro-batches overlap attention and FFN: shorter than the serial sum, longer than either side",
+          "[fidelity][afd]") {
+  for (bool tables : {true, false}) {
+    INFO((tables ? "tables" : "roofline"));
+    AfdCostModel m = afd(2, tables);
+    const BatchCost c = m.price(decode_batch(256, 3000));
+    const AfdSchedule& s = m.last_schedule();
+    CHECK(s.micro_batches == 2);
+    CHECK(s.span < s.serial);
+    CHECK(s.span > std::max(s.attention_busy, s.ffn_busy));
+    CHECK(s.serial == s.attention_busy + s.ffn_busy + s.transfer_busy);
+    CHECK(c.total == s.span + s.serial_extra);
+    CHECK(sum_families(c) == c.total);
+    CHECK(c.by_family[static_cast<int>(OpFamily::kAfTransfer)] > 0);
+    CHECK(c.by_family[static_cast<int>(OpFamily::kAllToAll)] > 0);
+    CHECK(c.by_family[static_cast<int>(OpFamily::kMoe)] > 0);
+    CHECK(c.by_family[static_cast<int>(OpFamily::kAttentionDecode)] > 0);
+  }
+}
+
+TEST_CASE("one micro-batch is the serial sum of attention, FFN and both transfers", "[fidelity][afd]") {
+  const ModelSpec model = test::bundled_model(kModel);
+  for (bool tables : {true, false}) {
+    INFO((tables ? "tables" : "roofline"));
+    AfdCostModel m = afd(1, tables);
+    auto a = part_model(CostPart::kAttention, tables);
+    auto f = part_model(CostPart::kFfn, tables);  // same seed: the same sampled routing as m's F side
+    const BatchShape b = decode_batch(128, 2000);
+    const BatchCost c = m.price(b);
+    const SimTime expect = a->price(b).total + f->price(b).total +
+                           2 * static_cast<SimTime>(model.num_hidden_layers) * m.transfer_ns(128);
+    CHECK(c.total == expect);
+    CHECK(m.last_schedule().span == m.last_schedule().serial);
+    CHECK(sum_families(c) == c.total);
+  }
+}
+
+TEST_CASE("activation transfers grow with the micro-batch's tokens and shrink with bandwidth", "[fidelity][afd]") {
+  AfdLink slow;
+  slow.bytes_per_s = 10e9;
+  slow.latency = 0;
+  AfdLink fast = slow;
+  fast.bytes_per_s = 100e9;
+  AfdCostModel s = afd(2, false, slow), f = afd(2, false, fast);
+  CHECK(s.transfer_ns(0) == 0);
+  CHECK(s.transfer_ns(64) < s.transfer_ns(4096));
+  // 4096 tokens x 2048 hidden x 2 bytes at 10 GB/s.
+  CHECK(s.transfer_ns(4096) == (4096LL * 2048 * 2 + 5) / 10);
+  CHECK(f.transfer_ns(4096) < s.transfer_ns(4096));
+  // A slower link makes the whole iteration longer.
+  CHECK(s.price(decode_batch(256, 1000)).total > f.price(decode_batch(256, 1000)).total);
+}

@@ -1,0 +1,99 @@
+// The MoE expert-parallel all-to-all: dispatch before and combine after the experts, the combine waiting for
+// the slowest rank.
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/table_cost_model.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+Parallelism ep_par(int ep) {
+  Parallelism p;
+  p.tp_attn = ep;
+  p.tp_ffn = 1;
+  p.ep_ffn = ep;
+  return p;
+}
+
+std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep) {
+  ProfileTables t;
+  std::string err;
+  const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
+  REQUIRE(load_profile_tables(test::catalog(), gpu, "vllm", m, t, err));
+  EfficiencyCurves c;
+  load_efficiency_curves(test::catalog(), c);
+  return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), ep_par(ep), EngineOptions{}, std::move(t),
+                                          std::move(c), 7);
+}
+
+BatchShape decode_batch(int n, int ctx) {
+  BatchShape s;
+  s.num_tokens = s.num_decode = s.num_sampled = n;
+  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
+  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
+  s.decode_context_max = ctx;
+  s.cuda_graph = true;
+  return s;
+}
+
+SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int>(f)]; }
+
+}  // namespace
+
+TEST_CASE("without expert parallelism there is no all-to-all", "[fidelity][moe][ep]") {
+  auto m = table_model("H100-SXM", 1);
+  CHECK(m->all_to_all_us(4096) == 0);
+  const MoeLayerTime t = m->moe_layer(4096, {});
+  CHECK(t.dispatch_us == 0);
+  CHECK(t.combine_us == 0);
+  CHECK(t.total_us() == t.experts_us);
+  CHECK(fam(m->price(decode_batch(64, 1000)), OpFamily::kAllToAll) == 0);
+  RooflineCostModel r(test::bundled_model("Qwen3-30B-A3B"), test::bundled_gpu("H100-SXM"), ep_par(1), EngineOptions{});
+  CHECK(r.all_to_all_ns(4096) == 0);
+}
+
+TEST_CASE("the all-to-all grows with tokens and with the expert-parallel group", "[fidelity][moe][ep]") {
+  auto ep8 = table_model("H100-SXM", 8);
+  auto ep16 = table_model("H100-SXM", 16);
+  bool ex8 = false, ex16 = false;
+  const double small = ep8->all_to_all_us(64, &ex8), big = ep8->all_to_all_us(8192, &ex8);
+  CHECK(small > 0);
+  CHECK(big > small);
+  CHECK_FALSE(ex8);  // 8 GPUs in one node: the measured NCCL alltoall
+  CHECK(ep8->source(OpFamily::kAllToAll) == PriceSource::kTable);
+  // Same bytes per rank (2x the tokens over 2x the ranks), but 16 ranks span two nodes: the NIC, not NVLink.
+  CHECK(ep16->all_to_all_us(16384, &ex16) > ep8->all_to_all_us(8192));
+  CHECK(ex16);  // beyond the measured groups: flagged in the fidelity report
+  CHECK(ep16->source(OpFamily::kAllToAll) == PriceSource::kRoofline);
+  RooflineCostModel r8(test::bundled_model("Qwen3-30B-A3B"), test::bundled_gpu("H100-SXM"), ep_par(8), EngineOptions{});
+  RooflineCostModel r16(test::bundled_model("Qwen3-30B-A3B"), test::bundled_gpu("H100-SXM"), ep_par(16),
+                        EngineOptions{});
+  CHECK(r8.all_to_all_ns(8192) > r8.all_to_all_ns(64));
+  CHECK(r16.all_to_all_ns(16384) > r8.all_to_all_ns(8192));
+  // A priced batch carries dispatch + combine for every MoE layer.
+  const BatchCost c = ep8->price(decode_batch(64, 1000));
+  CHECK(fam(c, OpFamily::kAllToAll) > 0);
+  const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
+  CHECK(static_cast<double>(fam(c, OpFamily::kAllToAll)) ==
+        Approx(static_cast<double>(m.moe_layers()) * 2 * ep8->all_to_all_us(64) * 1e3).margin(1.0));
+}
+
+TEST_CASE("skewed routing makes the combine wait longer for the slowest rank than balanced routing",
+          "[fidelity][moe][ep]") {
+  const ModelSpec model = test::bundled_model("Qwen3-30B-A3B");
+  for (const char* gpu : {"H100-SXM", "H800"}) {  // measured MoE table, and the datasheet-derived path
+    INFO(gpu);
+    auto m = table_model(gpu, 8);
+    std::vector<std::int64_t> bal, skew;
+    moe_balanced_loads(4096, static_cast<int>(model.num_experts), static_cast<int>(model.num_experts_per_tok), bal);
+    Rng rng(3, 1);
+    moe_loads(MoeRouting::kPowerLaw, 1.2, 4096, static_cast<int>(model.num_experts),
+              static_cast<int>(model.num_experts_per_tok), rng, skew);
+    const MoeLayerTime b = m->moe_layer(4096, bal), s = m->moe_layer(4096, skew);
+    CHECK(b.dispatch_us == s.dispatch_us);  // the same bytes leave every rank
+    CHECK(s.combine_start_us() > 1.2 * b.combine_start_us());
+    CHECK(s.total_us() == Approx(s.dispatch_us + s.experts_us + s.combine_us));
+  }
+}
