@@ -47,7 +47,8 @@ OJson role_json(const RoleCluster& rc) {
         padded += g->padded_tokens();
         graph += g->graph_batches();
       }
-  for (const auto& a : rc.replicas.front()->adapters()) adapters.push_back(a->name());
+  if (!rc.replicas.empty())
+    for (const auto& a : rc.replicas.front()->adapters()) adapters.push_back(a->name());
   std::int64_t iterations = 0, blocks_in_use = 0;
   SimTime busy = 0;
   for (const auto& rep : rc.replicas) {
@@ -61,11 +62,11 @@ OJson role_json(const RoleCluster& rc) {
   j["gpu"] = s.gpu.name;
   j["replicas"] = s.replicas;
   j["parallelism"] = parallelism_json(s.parallelism);
-  j["gpus_per_replica"] = s.parallelism.world_size();
-  j["gpus"] = static_cast<long>(s.replicas) * s.parallelism.world_size();
+  j["gpus_per_replica"] = s.world_size();
+  j["gpus"] = static_cast<long>(s.replicas) * s.world_size();
   j["scheduler"] = s.engine.scheduler;
   j["adapters"] = adapters;
-  j["kv_cache"] = kv_json(rc.budget);
+  j["kv_cache"] = rc.replicas.empty() ? OJson() : kv_json(rc.budget);  // an F role holds no KV cache
   j["max_model_len"] = rc.max_model_len;
   j["iterations"] = iterations;
   j["busy_s"] = as_sec(busy);
@@ -73,14 +74,15 @@ OJson role_json(const RoleCluster& rc) {
   j["cuda_graph_iterations"] = graph;
   j["cuda_graph_padded_tokens"] = padded;
   OJson fid;
-  fid["model"] = rc.cost->describe();
+  const CostModel& cost = rc.pricing();
+  fid["model"] = cost.describe();
   OJson sources;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
-    sources[op_family_name(static_cast<OpFamily>(f))] = price_source_name(rc.cost->source(static_cast<OpFamily>(f)));
+    sources[op_family_name(static_cast<OpFamily>(f))] = price_source_name(cost.source(static_cast<OpFamily>(f)));
   fid["sources"] = sources;
   // The profile that priced this role, its measured error (profiles/<gpu>/<backend>/validation.json, written
   // by scripts/validate_ops.py and scripts/validate_e2e.py) and how many lookups left the measured grids.
-  const FidelityReport rep = rc.cost->report();
+  const FidelityReport rep = cost.report();
   fid["kind"] = rep.kind;
   fid["profile"] = rep.profile.empty() ? OJson() : OJson(rep.profile);
   if (!rep.profile_version.empty()) fid["profile_version"] = rep.profile_version;
@@ -112,7 +114,7 @@ std::string SessionImpl::result_json() const {
   ctx.makespan = last;
   ctx.num_gpus = scenario_.deployment.total_gpus();
   for (const auto& role : scenario_.deployment.roles)
-    ctx.usd_per_hour += role.gpu.usd_per_hour * role.replicas * role.parallelism.world_size();
+    ctx.usd_per_hour += role.gpu.usd_per_hour * role.replicas * role.world_size();
   ctx.max_concurrency = scenario_.workload.arrival.max_concurrency;
   if (scenario_.workload.arrival.process == ArrivalSpec::Process::kPoisson &&
       std::isfinite(scenario_.workload.arrival.request_rate))

@@ -1,17 +1,47 @@
 #include "core/control/cluster.h"
 
+#include <algorithm>
+
+#include "core/fidelity/afd_cost_model.h"
 #include "core/fidelity/table_cost_model.h"
 
 namespace servesim {
 
+namespace {
+
+std::uint64_t role_seed(const Scenario& s, std::size_t i) { return s.seed ^ (0x9e3779b97f4a7c15ull * (i + 1)); }
+
+/// The activation link of one AF instance, one direction: the per-GPU link (the override, else the slower of the
+/// A and F GPUs' NVLink or NIC) x efficiency x lanes. Lanes: after attention every GPU of an A stage holds
+/// activations it can send, and every GPU of an F stage receives, so min(A stage GPUs, F stage GPUs) links
+/// carry one micro-batch in parallel (an assumption: no A/F transfer measurements exist).
+AfdLink afd_link(const AfdSpec& t, const RoleSpec& a, const RoleSpec& f) {
+  const double per_gpu = t.bandwidth_gb_s > 0 ? t.bandwidth_gb_s
+                         : t.link == "nvlink" ? std::min(a.gpu.intra_node_gb_s(), f.gpu.intra_node_gb_s())
+                                              : std::min(a.gpu.inter_node_gb_s, f.gpu.inter_node_gb_s);
+  const int lanes = std::min(a.parallelism.stage_gpus(), f.parallelism.tp_ffn * f.parallelism.ep_ffn);
+  AfdLink link;
+  link.bytes_per_s = per_gpu * 1e9 * t.efficiency * lanes;
+  link.latency = from_ms(t.latency_us / 1000.0);
+  return link;
+}
+
+}  // namespace
+
 bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserver* observer, Cluster& out,
                      Errors& errors, const ResourceCatalog* catalog) {
   int global_index = 0;
+  int ffn_spec = -1;
+  for (std::size_t i = 0; i < s.deployment.roles.size(); ++i)
+    if (s.deployment.roles[i].kind == RoleKind::kFfn) ffn_spec = static_cast<int>(i);
+  const CostModel* ffn_cost = nullptr;  // the F side of the A role's model, reported by the F role
   for (std::size_t i = 0; i < s.deployment.roles.size(); ++i) {
     const RoleSpec& spec = s.deployment.roles[i];
+    if (spec.kind == RoleKind::kFfn) continue;  // compiled with its A role, listed after the loop
     RoleCluster rc;
     rc.spec = &spec;
-    rc.budget = compute_kv_budget(s.model, spec.gpu, spec.parallelism, spec.engine);
+    const bool attention = spec.kind == RoleKind::kAttention;
+    rc.budget = compute_kv_budget(s.model, spec.gpu, spec.parallelism, spec.engine, MemoryConstants{}, attention);
     if (!rc.budget.error.empty()) {
       errors.add("/deployment/roles/" + std::to_string(i), rc.budget.error);
       continue;
@@ -19,8 +49,31 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     rc.max_model_len = spec.engine.max_model_len > 0 ? spec.engine.max_model_len : s.model.max_position_embeddings;
     // Measured tables where the GPU has them, else datasheet-derived (fidelity/table_cost_model.h).
     std::string cost_error;
-    rc.cost = make_cost_model(s.model, spec.gpu, spec.parallelism, spec.engine, catalog,
-                              s.seed ^ (0x9e3779b97f4a7c15ull * (i + 1)), cost_error);
+    if (attention && ffn_spec >= 0) {
+      // Attention/FFN disaggregation: A's replicas price each iteration as the A/F micro-batch schedule, the
+      // attention domain on A's GPUs and the FFN domain on the paired F replica's.
+      const RoleSpec& f = s.deployment.roles[static_cast<std::size_t>(ffn_spec)];
+      auto a_cost = make_cost_model(s.model, spec.gpu, spec.parallelism, spec.engine, catalog, role_seed(s, i),
+                                    cost_error, CostPart::kAttention);
+      if (!a_cost) {
+        errors.add("/deployment/roles/" + std::to_string(i) + "/gpu", cost_error);
+        continue;
+      }
+      auto f_cost = make_cost_model(s.model, f.gpu, f.parallelism, f.engine, catalog,
+                                    role_seed(s, static_cast<std::size_t>(ffn_spec)), cost_error, CostPart::kFfn);
+      if (!f_cost) {
+        errors.add("/deployment/roles/" + std::to_string(ffn_spec) + "/gpu", cost_error);
+        continue;
+      }
+      auto afd = std::make_unique<AfdCostModel>(std::move(a_cost), std::move(f_cost), s.deployment.afd.micro_batches,
+                                                afd_link(s.deployment.afd, spec, f),
+                                                static_cast<int>(s.model.num_hidden_layers),
+                                                static_cast<double>(s.model.hidden_size));
+      ffn_cost = &afd->ffn();
+      rc.cost = std::move(afd);
+    } else {
+      rc.cost = make_cost_model(s.model, spec.gpu, spec.parallelism, spec.engine, catalog, role_seed(s, i), cost_error);
+    }
     if (!rc.cost) {
       errors.add("/deployment/roles/" + std::to_string(i) + "/gpu", cost_error);
       continue;
@@ -33,7 +86,15 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       rc.replica_ptrs.push_back(rc.replicas.back().get());
     }
     if (spec.kind == RoleKind::kPrefill) out.entry_role = static_cast<int>(out.roles.size());
-    if (spec.kind == RoleKind::kDecode) out.decode_role = static_cast<int>(out.roles.size());
+    if (spec.kind == RoleKind::kDecode || attention) out.decode_role = static_cast<int>(out.roles.size());
+    out.roles.push_back(std::move(rc));
+  }
+  if (ffn_spec >= 0 && ffn_cost) {
+    RoleCluster rc;
+    rc.spec = &s.deployment.roles[static_cast<std::size_t>(ffn_spec)];
+    rc.borrowed_cost = ffn_cost;
+    rc.max_model_len = out.decode_role >= 0 ? out.roles[static_cast<std::size_t>(out.decode_role)].max_model_len : 0;
+    out.ffn_role = static_cast<int>(out.roles.size());
     out.roles.push_back(std::move(rc));
   }
   for (auto& rc : out.roles)

@@ -18,6 +18,10 @@ struct RoleCluster {
   std::int64_t max_model_len = 0;
   std::vector<std::unique_ptr<Replica>> replicas;
   std::vector<Replica*> replica_ptrs;  ///< for routers
+  /// An F role has no replicas of its own (its A replica's cost model schedules it) and no owned cost model:
+  /// this points at the FFN side of the A role's model, for the result's fidelity report.
+  const CostModel* borrowed_cost = nullptr;
+  const CostModel& pricing() const { return cost ? *cost : *borrowed_cost; }
 };
 
 /// All roles of a deployment.
@@ -25,7 +29,8 @@ struct Cluster {
   std::vector<RoleCluster> roles;
   std::vector<Replica*> all_replicas;  ///< global replica index -> replica
   int entry_role = 0;      ///< where new requests go: C, or P when disaggregated
-  int decode_role = -1;    ///< D when disaggregated
+  int decode_role = -1;    ///< D (or A) when disaggregated
+  int ffn_role = -1;       ///< F with attention/FFN disaggregation
 };
 
 /// Builds the cluster; returns false with errors (named by JSON path) when a role's model does not fit.

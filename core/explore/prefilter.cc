@@ -15,7 +15,9 @@ std::string prefilter_point(const SweepPoint& p, std::int64_t total_gpus, const 
     return "over budget: " + std::to_string(gpus) + " GPUs > " + std::to_string(total_gpus);
   for (std::size_t i = 0; i < s.deployment.roles.size(); ++i) {
     const RoleSpec& r = s.deployment.roles[i];
-    const KvBudget b = compute_kv_budget(s.model, r.gpu, r.parallelism, r.engine);
+    if (r.kind == RoleKind::kFfn) continue;  // holds no KV cache; priced with its A role
+    const KvBudget b = compute_kv_budget(s.model, r.gpu, r.parallelism, r.engine, MemoryConstants{},
+                                         r.kind == RoleKind::kAttention);
     if (b.weights_bytes > b.usable_bytes) return "weights do not fit: role " + r.name + ": " + b.error;
     if (!b.error.empty()) return "no KV memory: role " + r.name + ": " + b.error;
     // vLLM refuses to start when the KV cache cannot hold one max_model_len sequence; without an explicit

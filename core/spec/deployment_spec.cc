@@ -1,5 +1,6 @@
 #include "core/spec/deployment_spec.h"
 
+#include <array>
 #include <set>
 
 #include "core/spec/resource_catalog.h"
@@ -11,13 +12,15 @@ const char* role_kind_name(RoleKind k) {
     case RoleKind::kColocated: return "C";
     case RoleKind::kPrefill: return "P";
     case RoleKind::kDecode: return "D";
+    case RoleKind::kAttention: return "A";
+    case RoleKind::kFfn: return "F";
   }
   return "?";
 }
 
 long DeploymentSpec::total_gpus() const {
   long n = 0;
-  for (const auto& r : roles) n += static_cast<long>(r.replicas) * r.parallelism.world_size();
+  for (const auto& r : roles) n += static_cast<long>(r.replicas) * r.world_size();
   return n;
 }
 
@@ -25,7 +28,7 @@ namespace {
 
 constexpr int kMaxDegree = 1024;
 
-void read_parallelism(ObjectReader& role, Parallelism& p, Errors& errors) {
+void read_parallelism(ObjectReader& role, RoleKind kind, Parallelism& p, Errors& errors) {
   const bool has_short = role.has("tensor_parallel_size") || role.has("pipeline_parallel_size");
   if (const Json* pj = role.raw("parallelism")) {
     if (has_short)
@@ -33,6 +36,32 @@ void read_parallelism(ObjectReader& role, Parallelism& p, Errors& errors) {
                  "give either \"parallelism\" or tensor_parallel_size/pipeline_parallel_size, not both");
     ObjectReader r(*pj, role.path("parallelism"), errors);
     r.get_int("pp", p.pp, 1, kMaxDegree);
+    if (kind == RoleKind::kAttention || kind == RoleKind::kFfn) {
+      // A hosts only the attention domain, F only the FFN domain (Frontier Eq. 2): the other domain's degrees
+      // do not exist there, so giving them is an error rather than silently ignored.
+      const bool a = kind == RoleKind::kAttention;
+      const std::array<const char*, 2> keys = a ? std::array<const char*, 2>{"tp_ffn", "ep_ffn"}
+                                                : std::array<const char*, 2>{"tp_attn", "dp_attn"};
+      for (const char* k : keys)
+        if (r.has(k))
+          errors.add(r.path(k), std::string(a ? "an attention role A hosts only the attention domain (pp, tp_attn, "
+                                                "dp_attn); the FFN degrees belong to its F role"
+                                              : "an FFN role F hosts only the FFN domain (pp, tp_ffn, ep_ffn); the "
+                                                "attention degrees belong to its A role"));
+      if (a) {
+        r.get_int("tp_attn", p.tp_attn, 1, kMaxDegree);
+        r.get_int("dp_attn", p.dp_attn, 1, kMaxDegree);
+        p.tp_ffn = p.tp_attn * p.dp_attn;
+        p.ep_ffn = 1;
+        r.ignore({"tp_ffn", "ep_ffn"});
+      } else {
+        p.tp_attn = p.dp_attn = 1;
+        r.get_int("tp_ffn", p.tp_ffn, 1, kMaxDegree * kMaxDegree);
+        r.get_int("ep_ffn", p.ep_ffn, 1, kMaxDegree * kMaxDegree);
+        r.ignore({"tp_attn", "dp_attn"});
+      }
+      return;
+    }
     r.get_int("tp_attn", p.tp_attn, 1, kMaxDegree);
     r.get_int("dp_attn", p.dp_attn, 1, kMaxDegree);
     p.tp_ffn = p.tp_attn * p.dp_attn;  // default: FFN spans the attention domain with TP
@@ -47,20 +76,53 @@ void read_parallelism(ObjectReader& role, Parallelism& p, Errors& errors) {
   role.get_int("tensor_parallel_size", tp, 1, kMaxDegree);
   role.get_int("pipeline_parallel_size", p.pp, 1, kMaxDegree);
   p.tp_attn = p.tp_ffn = tp;
+  if (kind == RoleKind::kFfn) p.tp_attn = 1;
 }
 
-/// Either one co-located role C, or exactly one P and one D role.
+/// Either one co-located role C, exactly one P and one D role, or one P, one A and one F role.
 void check_role_mix(ObjectReader& r, const DeploymentSpec& d, Errors& errors) {
-  int c = 0, p = 0, dd = 0;
+  int c = 0, p = 0, dd = 0, a = 0, f = 0;
   for (const auto& role : d.roles) {
     c += role.kind == RoleKind::kColocated;
     p += role.kind == RoleKind::kPrefill;
     dd += role.kind == RoleKind::kDecode;
+    a += role.kind == RoleKind::kAttention;
+    f += role.kind == RoleKind::kFfn;
   }
-  const bool ok = (c == 1 && p == 0 && dd == 0) || (c == 0 && p == 1 && dd == 1);
-  if (!ok && !d.roles.empty())
-    errors.add(r.path("roles"), "must be one co-located role C, or one prefill role P and one decode role D; got " +
-                                    std::to_string(c) + " C, " + std::to_string(p) + " P, " + std::to_string(dd) + " D");
+  const bool ok = (c == 1 && p + dd + a + f == 0) || (p == 1 && dd == 1 && c + a + f == 0) ||
+                  (p == 1 && a == 1 && f == 1 && c + dd == 0);
+  if (!ok && !d.roles.empty()) {
+    errors.add(r.path("roles"), "must be one co-located role C, one prefill role P and one decode role D, or one P, "
+                                "one attention role A and one FFN role F; got " +
+                                    std::to_string(c) + " C, " + std::to_string(p) + " P, " + std::to_string(dd) +
+                                    " D, " + std::to_string(a) + " A, " + std::to_string(f) + " F");
+    return;
+  }
+  if (a != 1) return;
+  // An AF instance is A replica i with F replica i, layer for layer: same count and the same pipeline stages.
+  std::size_t ai = 0, fi = 0;
+  for (std::size_t i = 0; i < d.roles.size(); ++i) {
+    if (d.roles[i].kind == RoleKind::kAttention) ai = i;
+    if (d.roles[i].kind == RoleKind::kFfn) fi = i;
+  }
+  const std::string fp = r.path("roles") + "/" + std::to_string(fi);
+  if (d.roles[ai].replicas != d.roles[fi].replicas)
+    errors.add(fp + "/replicas", "an F role needs as many replicas as its A role (" +
+                                     std::to_string(d.roles[ai].replicas) + "): AF instance i is A replica i with F "
+                                     "replica i; got " + std::to_string(d.roles[fi].replicas));
+  if (d.roles[ai].parallelism.pp != d.roles[fi].parallelism.pp)
+    errors.add(fp + "/parallelism/pp", "must equal the A role's pp (" + std::to_string(d.roles[ai].parallelism.pp) +
+                                           "): A and F hold the same layers per stage; got " +
+                                           std::to_string(d.roles[fi].parallelism.pp));
+}
+
+void read_afd(const Json& j, const std::string& path, AfdSpec& t, Errors& errors) {
+  ObjectReader r(j, path, errors);
+  r.get_int("micro_batches", t.micro_batches, 1, 8);
+  r.get_enum("link", t.link, {"inter_node", "nvlink"});
+  r.get_number("bandwidth_gb_s", t.bandwidth_gb_s, 0, 1e5);
+  r.get_number("efficiency", t.efficiency, 0, 1, false, true);
+  r.get_number("latency_us", t.latency_us, 0, 1e6);
 }
 
 void read_kv_transfer(const Json& j, const std::string& path, KvTransferSpec& t, Errors& errors) {
@@ -100,17 +162,18 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     RoleSpec role;
     role.engine = engine;
     std::string kind = "C";
-    if (rr.get_enum("role", kind, {"C", "P", "D", "A", "F"}, true) && (kind == "A" || kind == "F"))
-      errors.add(rr.path("role"), "role \"" + kind +
-                                      "\" (attention/FFN disaggregation) is not available in this version; use C, "
-                                      "or P and D");
-    role.kind = kind == "P" ? RoleKind::kPrefill : kind == "D" ? RoleKind::kDecode : RoleKind::kColocated;
+    rr.get_enum("role", kind, {"C", "P", "D", "A", "F"}, true);
+    role.kind = kind == "P"   ? RoleKind::kPrefill
+                : kind == "D" ? RoleKind::kDecode
+                : kind == "A" ? RoleKind::kAttention
+                : kind == "F" ? RoleKind::kFfn
+                              : RoleKind::kColocated;
     role.name = kind;
     rr.get_string("name", role.name, false, 64);
     if (!names.insert(role.name).second)
       errors.add(rr.path("name"), "duplicate role name \"" + role.name + "\"; give each role a unique \"name\"");
     rr.get_int("replicas", role.replicas, 1, 65536);
-    read_parallelism(rr, role.parallelism, errors);
+    read_parallelism(rr, role.kind, role.parallelism, errors);
     if (const Json* g = rr.raw("gpu")) {
       read_gpu(*g, rr.path("gpu"), catalog, role.gpu, errors);
     } else if (default_gpu) {
@@ -125,9 +188,14 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
   check_role_mix(r, d, errors);
   if (const Json* t = r.raw("kv_transfer")) read_kv_transfer(*t, r.path("kv_transfer"), d.kv_transfer, errors);
   if (const Json* t = r.raw("sibyl")) read_sibyl(*t, r.path("sibyl"), d.sibyl, errors);
+  if (const Json* t = r.raw("afd")) {
+    read_afd(*t, r.path("afd"), d.afd, errors);
+    if (!d.attention_ffn()) errors.add(r.path("afd"), "applies only to P + A + F deployments");
+  }
   r.get_enum("decode_router", d.decode_router, {"round_robin", "least_load", "sibyl"});
   if (!d.disaggregated() && (r.has("decode_router") || r.has("kv_transfer") || r.has("sibyl")))
-    errors.add(r.path("decode_router"), "decode_router, kv_transfer and sibyl apply only to P + D deployments");
+    errors.add(r.path("decode_router"),
+               "decode_router, kv_transfer and sibyl apply only to disaggregated (P + D, P + A + F) deployments");
   if (d.total_gpus() > 131072)
     errors.add(r.path("roles"), "the deployment uses " + std::to_string(d.total_gpus()) +
                                     " GPUs; at most 131072 are supported");

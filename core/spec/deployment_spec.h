@@ -24,8 +24,9 @@ struct Parallelism {
   int world_size() const { return pp * tp_attn * dp_attn; }
 };
 
-/// Role kinds. Co-location is a single role C; prefill/decode disaggregation is P + D.
-enum class RoleKind { kColocated, kPrefill, kDecode };
+/// Role kinds. Co-location is a single role C; prefill/decode disaggregation is P + D; attention/FFN
+/// disaggregation is P + A + F (A decodes and holds the KV cache, F runs the FFN/MoE of every layer).
+enum class RoleKind { kColocated, kPrefill, kDecode, kAttention, kFfn };
 const char* role_kind_name(RoleKind k);
 
 /// One cluster role.
@@ -36,6 +37,11 @@ struct RoleSpec {
   int replicas = 1;
   Parallelism parallelism;
   EngineOptions engine;
+  /// GPUs per replica: an F replica hosts only the FFN domain (pp x tp_ffn x ep_ffn), every other role the
+  /// attention domain (pp x tp_attn x dp_attn), per Frontier Eq. 2.
+  int world_size() const {
+    return kind == RoleKind::kFfn ? parallelism.pp * parallelism.tp_ffn * parallelism.ep_ffn : parallelism.world_size();
+  }
 };
 
 /// How KV caches move from P to D replicas.
@@ -44,6 +50,15 @@ struct KvTransferSpec {
   double bandwidth_gb_s = 0;        ///< per-GPU link bandwidth override (0 = from the GPU catalog)
   double efficiency = 0.8;          ///< achieved share of the link (assumed: no KV-transfer measurements exist)
   double latency_us = 20;           ///< per-transfer setup latency
+};
+
+/// The activation path between an A replica and its F replica (attention/FFN disaggregation).
+struct AfdSpec {
+  int micro_batches = 2;            ///< micro-batches per decode iteration that ping-pong between A and F (1..8)
+  std::string link = "inter_node";  ///< "inter_node" (RDMA NICs) or "nvlink" (A and F share an NVLink domain)
+  double bandwidth_gb_s = 0;        ///< per-GPU link bandwidth override (0 = from the GPU catalog, the lower of A, F)
+  double efficiency = 0.8;          ///< achieved share of the link (assumed: no A/F transfer measurements exist)
+  double latency_us = 10;           ///< per-transfer latency (one direction, one layer, one micro-batch)
 };
 
 /// SIBYL's decode-instance assignment options (seed 003, Sec. 4).
@@ -60,7 +75,11 @@ struct DeploymentSpec {
   std::string decode_router = "round_robin";  ///< P/D: decode instance chosen at prefill start
   KvTransferSpec kv_transfer;
   SibylSpec sibyl;
-  bool disaggregated() const { return roles.size() == 2; }
+  AfdSpec afd;
+  /// P + D or P + A + F: prefill hands the KV cache over to a decode role.
+  bool disaggregated() const { return roles.size() >= 2; }
+  /// P + A + F.
+  bool attention_ffn() const { return roles.size() == 3; }
   /// GPUs over all roles and replicas.
   long total_gpus() const;
 };

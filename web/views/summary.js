@@ -52,10 +52,14 @@ function deployment(result) {
   return h('div', {class: 'deployment'}, h('h3', {text: 'Deployment and where the pricing came from'}),
     roles.map((r) => {
       const p = r.parallelism ?? {};
-      const kv = r.kv_cache ?? {};
+      const kv = r.kv_cache;
+      // An F role (attention/FFN disaggregation) hosts only the FFN domain and holds no KV cache.
+      const par = r.role === 'F' ? `tp_ffn ${p.tp_ffn ?? 1}, ep_ffn ${p.ep_ffn ?? 1}`
+        : `tp ${p.tp_attn ?? 1}${(p.dp_attn ?? 1) > 1 ? `, dp_attn ${p.dp_attn}` : ''}`;
       return h('div', {class: 'role'},
-        h('div', {class: 'role-head', text: `${r.name} (${r.role}): ${r.replicas} x ${r.gpu}, tp ${p.tp_attn ?? 1}, pp ${p.pp ?? 1} · ${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`}),
-        h('div', {class: 'muted', text: `KV cache ${fmt(kv.kv_cache_gib, 1)} GiB per GPU, ${fmtAuto(kv.num_gpu_blocks)} blocks of ${kv.block_size}, ${fmtAuto(kv.kv_cache_tokens)} tokens · weights ${fmt(kv.weights_gib, 1)} GiB`}),
+        h('div', {class: 'role-head', text: `${r.name} (${r.role}): ${r.replicas} x ${r.gpu}, ${par}, pp ${p.pp ?? 1} · ${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`}),
+        kv ? h('div', {class: 'muted', text: `KV cache ${fmt(kv.kv_cache_gib, 1)} GiB per GPU, ${fmtAuto(kv.num_gpu_blocks)} blocks of ${kv.block_size}, ${fmtAuto(kv.kv_cache_tokens)} tokens · weights ${fmt(kv.weights_gib, 1)} GiB`})
+          : h('div', {class: 'muted', text: 'No KV cache: runs the FFN of its A replica\'s micro-batches'}),
         fidelity(r.fidelity));
     }));
 }

@@ -358,18 +358,19 @@ TEST_CASE("a tensor parallel size that does not divide the heads names the role'
   CHECK(only_error(parse(pp)) == "/deployment/roles/0/pipeline_parallel_size: must not exceed num_hidden_layers (32)");
 }
 
-TEST_CASE("role mixes other than C alone or P plus D are refused with a message saying what to use",
+TEST_CASE("role mixes other than C alone, P plus D or P plus A plus F are refused with a message saying what to use",
           "[spec][scenario]") {
   auto lone_p = small_scenario();
   lone_p["deployment"]["roles"][0]["role"] = "P";
   CHECK(only_error(parse(lone_p)) ==
-        "/deployment/roles: must be one co-located role C, or one prefill role P and one decode role D; "
-        "got 0 C, 1 P, 0 D");
+        "/deployment/roles: must be one co-located role C, one prefill role P and one decode role D, or one P, one "
+        "attention role A and one FFN role F; got 0 C, 1 P, 0 D, 0 A, 0 F");
 
-  auto af = small_scenario();
-  af["deployment"]["roles"][0]["role"] = "A";
-  CHECK_THAT(parse(af).list().front().to_string(),
-             Catch::StartsWith("/deployment/roles/0/role: role \"A\" (attention/FFN disaggregation) is not available"));
+  auto a_without_f = small_scenario();
+  a_without_f["deployment"]["roles"] = {{{"role", "P"}}, {{"role", "A"}}};
+  CHECK_THAT(parse(a_without_f).list().front().to_string(),
+             Catch::StartsWith("/deployment/roles: must be one co-located role C, one prefill role P and one decode "
+                               "role D, or one P, one attention role A and one FFN role F; got 0 C, 1 P, 0 D, 1 A, 0 F"));
 
   auto unknown = small_scenario();
   unknown["deployment"]["roles"][0]["role"] = "X";
@@ -389,7 +390,8 @@ TEST_CASE("role mixes other than C alone or P plus D are refused with a message 
   auto colocated_with_decode_router = small_scenario();
   colocated_with_decode_router["deployment"]["decode_router"] = "sibyl";
   CHECK(only_error(parse(colocated_with_decode_router)) ==
-        "/deployment/decode_router: decode_router, kv_transfer and sibyl apply only to P + D deployments");
+        "/deployment/decode_router: decode_router, kv_transfer and sibyl apply only to disaggregated (P + D, P + A + F) "
+        "deployments");
 }
 
 TEST_CASE("an inline model with an HF config works and reports the ignored config keys", "[spec][scenario]") {
