@@ -1,6 +1,7 @@
 #include "core/control/cluster.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/fidelity/afd_cost_model.h"
 #include "core/fidelity/table_cost_model.h"
@@ -88,6 +89,19 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     if (spec.kind == RoleKind::kPrefill) out.entry_role = static_cast<int>(out.roles.size());
     if (spec.kind == RoleKind::kDecode || attention) out.decode_role = static_cast<int>(out.roles.size());
     out.roles.push_back(std::move(rc));
+  }
+  if (ffn_spec >= 0) {
+    // F holds no KV cache, but its share of the FFN weights must fit.
+    const RoleSpec& f = s.deployment.roles[static_cast<std::size_t>(ffn_spec)];
+    const double need = ffn_weights_bytes_per_gpu(s.model, f.parallelism, f.engine);
+    const double usable = f.engine.gpu_memory_utilization * f.gpu.memory_bytes;
+    if (need > usable) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "FFN weights need %.2f GiB per GPU but gpu_memory_utilization x memory is %.2f GiB",
+                    need / (1u << 30), usable / (1u << 30));
+      errors.add("/deployment/roles/" + std::to_string(ffn_spec),
+                 std::string(buf) + " on " + f.gpu.name + "; raise ep_ffn, tp_ffn or pp, or use fp8");
+    }
   }
   if (ffn_spec >= 0 && ffn_cost) {
     RoleCluster rc;

@@ -54,6 +54,20 @@ double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const Eng
   return weights_bytes_per_gpu(m, p, bpp, attention_only) + vocab * (2.0 - bpp);
 }
 
+double ffn_weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e) {
+  const double H = static_cast<double>(m.hidden_size);
+  const double dense = static_cast<double>(m.num_hidden_layers - m.moe_layers()) * 3.0 * H * m.intermediate_size;
+  double experts = 0, moe_rest = 0;
+  if (m.is_moe()) {
+    experts = static_cast<double>(m.moe_layers()) * m.num_experts * 3.0 * H * m.moe_intermediate_size;
+    moe_rest = static_cast<double>(m.moe_layers()) *
+               (static_cast<double>(m.num_experts) * H + 3.0 * H * static_cast<double>(m.shared_expert_intermediate_size));
+  }
+  const double stage_share = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp) / m.num_hidden_layers;
+  return stage_share * (experts / (static_cast<double>(p.ep_ffn) * p.tp_ffn) + (dense + moe_rest) / p.tp_ffn) *
+         dtype_bytes(e.dtype);
+}
+
 double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T, bool attention_only) {
   const double a = 2.0;  // 16-bit activations
   const double H = static_cast<double>(m.hidden_size);

@@ -55,6 +55,10 @@ double forward_peak_bytes(const ModelSpec& model, const Parallelism& par, double
 KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                            const EngineOptions& engine, MemoryConstants k = {}, bool attention_only = false);
 
+/// Parameter bytes on one GPU of an F replica (attention/FFN disaggregation): dense FFN, router and shared expert
+/// over tp_ffn, routed experts over ep_ffn x tp_ffn, for the largest pipeline stage.
+double ffn_weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine);
+
 /// KV bytes of one token over the whole model (all layers and KV heads): what a P -> D transfer moves.
 double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& engine);
 

@@ -2,6 +2,7 @@
 // iteration; every request finishes and KV blocks return on both sides of the transfer.
 #include <catch2/catch.hpp>
 
+#include "core/spec/errors.h"
 #include "tests/test_support.h"
 
 using namespace servesim;
@@ -65,4 +66,19 @@ TEST_CASE("an A role short of KV memory makes transfers wait and still finishes 
   CHECK(tight["summary"]["completed"] == 150);
   for (const auto& role : tight["deployment"]["roles"]) CHECK(role["kv_blocks_in_use_at_end"] == 0);
   CHECK(test::run_scenario_text(pafd_scenario(2, 0.2).dump()) == test::run_scenario_text(pafd_scenario(2, 0.2).dump()));
+}
+
+TEST_CASE("an F role whose share of the experts does not fit is refused at its role path", "[scenario][afd]") {
+  auto s = pafd_scenario(2, 0.9);
+  s["model"] = "Qwen3-235B-A22B";
+  s["deployment"]["roles"][0]["parallelism"] = {{"tp_attn", 8}, {"tp_ffn", 1}, {"ep_ffn", 8}};
+  s["deployment"]["roles"][1]["parallelism"] = {{"tp_attn", 4}, {"dp_attn", 2}};
+  s["deployment"]["roles"][2]["parallelism"] = {{"tp_ffn", 1}, {"ep_ffn", 2}};  // ~220 GiB of experts per GPU
+  Errors errors;
+  auto session = Session::create(s.dump(), test::profiles_loader(), errors);
+  CHECK_FALSE(session);
+  INFO(errors.joined());
+  REQUIRE(errors.list().size() == 1);
+  CHECK(errors.list()[0].path == "/deployment/roles/2");
+  CHECK_THAT(errors.list()[0].message, Catch::Contains("FFN weights need"));
 }
