@@ -148,13 +148,16 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
   // CUDA graphs replay the whole forward with one launch.
   double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
                   k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
+  double launch_wait_ns = 0;
   if (!s.cuda_graph) {
     const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
-    if (launch_ns > static_cast<double>(gpu)) cpu_ns += launch_ns - static_cast<double>(gpu);
+    if (launch_ns > static_cast<double>(gpu)) launch_wait_ns = launch_ns - static_cast<double>(gpu);
   }
-  add(OpFamily::kOverhead, cpu_ns);
+  add(OpFamily::kOverhead, cpu_ns + launch_wait_ns);
   c.total = 0;
   for (SimTime t : c.by_family) c.total += t;
+  // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
+  split_pipeline(c, p_.pp, static_cast<SimTime>(launch_wait_ns + 0.5));
   return c;
 }
 

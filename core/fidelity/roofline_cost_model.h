@@ -29,6 +29,7 @@ class RooflineCostModel : public CostModel {
                     RooflineConstants k = {});
   BatchCost price(const BatchShape& shape) override;
   PriceSource source(OpFamily) const override { return PriceSource::kRoofline; }
+  int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
 
   /// Time of one dense GEMM [m x k] x [k x n] on one GPU, ns.

@@ -82,6 +82,7 @@ class TableCostModel : public CostModel {
                  ProfileTables tables, EfficiencyCurves curves, std::uint64_t seed);
   BatchCost price(const BatchShape& shape) override;
   PriceSource source(OpFamily f) const override { return source_[static_cast<int>(f)]; }
+  int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
   FidelityReport report() const override;
 
