@@ -38,6 +38,7 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
   SERVESIM_CHECK(stages_ >= 1, "a replica has at least one pipeline stage");
   slots_.resize(static_cast<std::size_t>(stages_));
   stage_free_.assign(static_cast<std::size_t>(stages_), 0);
+  host_overlap_ = engine.host.overlaps_pipeline && stages_ > 1;
 }
 
 void Replica::enqueue(Simulator& sim, Request* r) {
@@ -68,6 +69,8 @@ void Replica::on_event(Simulator& sim, const Event& ev) {
   if (ev.kind == kStart) {
     start_pending_ = false;
     if (can_start()) start_iteration(sim);
+  } else if (ev.kind == kHostEnd) {
+    host_end(sim, static_cast<int>(ev.arg));
   } else {
     stage_end(sim, static_cast<int>(ev.arg >> 32), static_cast<int>(ev.arg & 0xffffffff));
   }
@@ -125,16 +128,34 @@ void Replica::start_iteration(Simulator& sim) {
   f.active = true;
   f.start = sim.now();
   ++in_flight_;
+  if (host_overlap_) {
+    // The host prepares this batch on its own; stage 0 takes it when both are done.
+    host_busy_ = true;
+    sim.schedule(sim.now() + f.cost.host, this, kHostEnd, slot);
+    return;
+  }
+  begin_stage0(sim, slot, sim.now());
+}
+
+void Replica::begin_stage0(Simulator& sim, int slot, SimTime ready) {
+  const BatchCost& c = slots_[static_cast<std::size_t>(slot)].cost;
   stage0_busy_ = true;
-  const SimTime end = sim.now() + f.cost.stage_time(0);
+  const SimTime gpu0 = host_overlap_ ? c.stage_time(0) - c.host : c.stage_time(0);
+  const SimTime end = std::max(stage_free_[0], ready) + gpu0;
   stage_free_[0] = end;
   sim.schedule(end, this, kStageEnd, static_cast<std::int64_t>(slot) << 32);
+}
+
+void Replica::host_end(Simulator& sim, int slot) {
+  host_busy_ = false;
+  begin_stage0(sim, slot, sim.now());
+  if (can_start() && !start_pending_ && scheduler_->has_work()) start_iteration(sim);
 }
 
 void Replica::stage_end(Simulator& sim, int slot, int stage) {
   InFlight& f = slots_[static_cast<std::size_t>(slot)];
   SERVESIM_CHECK(f.active, "stage end of a batch not in flight");
-  if (stage == 0) busy_ns_ += f.cost.stage_time(0);
+  if (stage == 0) busy_ns_ += host_overlap_ ? f.cost.stage_time(0) - f.cost.host : f.cost.stage_time(0);
   if (stage + 1 < stages_) {
     if (stage == 0) stage0_busy_ = false;
     // The activations travel one hop; the next stage takes them when it has finished the batch before.

@@ -74,8 +74,9 @@ struct Run {
   std::int64_t busy = 0, iterations = 0, blocks_left = 0;
 };
 
-void run_burst(StageCost& cost, int n, int output, Run& out) {
+void run_burst(StageCost& cost, int n, int output, Run& out, bool host_overlaps = false) {
   EngineOptions e = decode_engine();
+  e.host.overlaps_pipeline = host_overlaps;
   ClusterCounters counters;
   Replica rep(0, 0, e, 100'000, &cost, &counters, &out.obs);
   Simulator sim;
@@ -187,4 +188,41 @@ TEST_CASE("with one request a pp=4 iteration period is the full pipeline depth",
   CHECK(p.obs.max_in_flight == 1);
   CHECK(p.iterations == 6);
   CHECK(p.busy == 6 * (100'000 + 1'000'000));  // host + stage 0 per iteration
+}
+
+TEST_CASE("a host that overlaps the pipeline lets stage 0 take a batch per stage time instead of per host plus stage",
+          "[execution][pipeline]") {
+  StageCost cost;
+  cost.per_token_ns = 0;
+  cost.fixed_stage_ns = 1'000'000;
+  cost.host_ns = 1'000'000;
+  Run on_stage0, overlapped;
+  run_burst(cost, 48, 200, on_stage0);
+  run_burst(cost, 48, 200, overlapped, true);
+  REQUIRE(overlapped.window_end > overlapped.window_start);
+  // Batches form one host time apart (1 ms) instead of one host plus stage-0 time (2 ms).
+  auto min_gap = [](const Run& r) {
+    std::vector<SimTime> starts;
+    for (const Span& sp : r.obs.spans) starts.push_back(sp.start);
+    std::sort(starts.begin(), starts.end());
+    SimTime g = kTimeInfinity;
+    for (std::size_t i = 1; i < starts.size(); ++i) g = std::min(g, starts[i] - starts[i - 1]);
+    return g;
+  };
+  CHECK(min_gap(overlapped) == 1'000'000);
+  CHECK(min_gap(on_stage0) == 2'000'000);
+  // Measured 9594 against 8000 tok/s: what 3 micro-batches per round give, max(3 x 1 ms, 5 ms depth) = 5 ms
+  // against 3 x 2 ms = 6 ms. At most 4 batches in flight over 5 serial resources caps the gain below 2x.
+  const double ratio = window_rate(overlapped) / window_rate(on_stage0);
+  INFO("overlapped " << window_rate(overlapped) * 1e9 << " tok/s, on stage 0 " << window_rate(on_stage0) * 1e9);
+  CHECK(ratio > 1.15);
+  CHECK(ratio < 2.01);
+  CHECK(overlapped.busy == overlapped.iterations * 1'000'000);  // stage-0 kernels only
+  CHECK(on_stage0.busy == on_stage0.iterations * 2'000'000);
+  CHECK(overlapped.blocks_left == 0);
+
+  // A lone request still waits the full depth per token.
+  Run one;
+  run_burst(cost, 1, 3, one, true);
+  CHECK(one.obs.token_times == std::vector<SimTime>{5'000'000, 10'000'000, 15'000'000});
 }
