@@ -62,14 +62,18 @@ OJson role_json(const RoleCluster& rc) {
   j["gpu"] = s.gpu.name;
   j["replicas"] = s.replicas;
   j["parallelism"] = parallelism_json(s.parallelism);
-  j["gpus_per_replica"] = s.world_size();
+  // World size = GPUs of one replica (pp x tp_attn x dp_attn; an F role pp x tp_ffn x ep_ffn); a pipelined
+  // replica keeps up to pp batches in flight.
+  j["world_size"] = s.world_size();
+  j["gpus_per_stage"] = s.world_size() / s.parallelism.pp;
   j["gpus"] = static_cast<long>(s.replicas) * s.world_size();
+  j["max_batches_in_flight"] = s.parallelism.pp;
   j["scheduler"] = s.engine.scheduler;
   j["adapters"] = adapters;
   j["kv_cache"] = rc.replicas.empty() ? OJson() : kv_json(rc.budget);  // an F role holds no KV cache
   j["max_model_len"] = rc.max_model_len;
   j["iterations"] = iterations;
-  j["busy_s"] = as_sec(busy);
+  j["busy_s"] = as_sec(busy);  // stage-0 occupancy summed over replicas (pp = 1: time running iterations)
   j["kv_blocks_in_use_at_end"] = blocks_in_use;
   j["cuda_graph_iterations"] = graph;
   j["cuda_graph_padded_tokens"] = padded;

@@ -1,5 +1,7 @@
 #include "core/execution/replica.h"
 
+#include <algorithm>
+
 #include "core/execution/chunked_prefill_adapter.h"
 #include "core/execution/cuda_graph_adapter.h"
 #include "core/execution/scheduler_registry.h"
@@ -32,13 +34,18 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
   SchedulerKind kind;
   SERVESIM_CHECK(scheduler_from_string(engine.scheduler, kind), "unknown scheduler passed validation");
   scheduler_ = make_scheduler(kind, counters);
+  stages_ = cost_->pipeline_stages();
+  SERVESIM_CHECK(stages_ >= 1, "a replica has at least one pipeline stage");
+  slots_.resize(static_cast<std::size_t>(stages_));
+  stage_free_.assign(static_cast<std::size_t>(stages_), 0);
+  host_overlap_ = engine.host.overlaps_pipeline && stages_ > 1;
 }
 
 void Replica::enqueue(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->prompt_tokens) + r->output_tokens;
   scheduler_->add(r);
-  if (!busy_ && !start_pending_) {
+  if (can_start() && !start_pending_) {
     start_pending_ = true;
     sim.schedule(sim.now(), this, kStart);
   }
@@ -52,7 +59,7 @@ void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
 }
 
 void Replica::kick(Simulator& sim) {
-  if (!busy_ && !start_pending_ && scheduler_->has_work()) {
+  if (can_start() && !start_pending_ && scheduler_->has_work()) {
     start_pending_ = true;
     sim.schedule(sim.now(), this, kStart);
   }
@@ -61,15 +68,17 @@ void Replica::kick(Simulator& sim) {
 void Replica::on_event(Simulator& sim, const Event& ev) {
   if (ev.kind == kStart) {
     start_pending_ = false;
-    if (!busy_) start_iteration(sim);
+    if (can_start()) start_iteration(sim);
+  } else if (ev.kind == kHostEnd) {
+    host_end(sim, static_cast<int>(ev.arg));
   } else {
-    finish_iteration(sim);
+    stage_end(sim, static_cast<int>(ev.arg >> 32), static_cast<int>(ev.arg & 0xffffffff));
   }
 }
 
-void Replica::build_shape() {
-  BatchShape& s = batch_.shape;
-  for (const ScheduledItem& it : batch_.items) {
+void Replica::build_shape(Batch& batch) {
+  BatchShape& s = batch.shape;
+  for (const ScheduledItem& it : batch.items) {
     const Request& r = *it.req;
     s.num_tokens += it.num_tokens;
     const std::int64_t ctx = r.num_computed + it.num_tokens;
@@ -86,36 +95,92 @@ void Replica::build_shape() {
 }
 
 void Replica::start_iteration(Simulator& sim) {
-  batch_.clear();
+  int slot = 0;
+  while (slots_[static_cast<std::size_t>(slot)].active) ++slot;
+  InFlight& f = slots_[static_cast<std::size_t>(slot)];
+  Batch& batch = f.batch;
+  batch.clear();
   SchedulerLimits limits = base_limits_;
   for (auto& a : adapters_) a->before_schedule(limits);
-  scheduler_->schedule(limits, kv_, batch_);
-  if (batch_.items.empty()) {
-    busy_ = false;
-    if (may_wait_for_transfers_ && batch_.preempted.empty()) return;  // a transfer event kicks it
+  scheduler_->schedule(limits, kv_, batch);
+  if (batch.items.empty()) {
+    // Everything schedulable is inside the pipeline: the next batch to leave it tries again.
+    if (in_flight_ > 0) return;
+    if (may_wait_for_transfers_ && batch.preempted.empty()) return;  // a transfer event kicks it
     // A request that could never fit is refused at routing, so a co-located replica always progresses.
-    SERVESIM_CHECK(!scheduler_->has_work() || !batch_.preempted.empty(), "replica has work but scheduled nothing");
+    SERVESIM_CHECK(!scheduler_->has_work() || !batch.preempted.empty(), "replica has work but scheduled nothing");
     if (scheduler_->has_work()) {
       start_pending_ = true;
       sim.schedule(sim.now(), this, kStart);
     }
     return;
   }
-  for (const ScheduledItem& it : batch_.items)
+  for (const ScheduledItem& it : batch.items) {
+    SERVESIM_CHECK(!it.req->in_flight, "a request was scheduled into two batches in flight");
+    it.req->in_flight = true;
     if (it.req->first_scheduled < 0) it.req->first_scheduled = sim.now();
-  build_shape();
-  for (auto& a : adapters_) a->shape_batch(batch_);
-  batch_cost_ = cost_->price(batch_.shape);
-  SERVESIM_CHECK(batch_cost_.total > 0, "an iteration must take time");
-  busy_ = true;
-  batch_start_ = sim.now();
-  sim.schedule(sim.now() + batch_cost_.total, this, kEnd);
+  }
+  build_shape(batch);
+  for (auto& a : adapters_) a->shape_batch(batch);
+  f.cost = cost_->price(batch.shape);
+  SERVESIM_CHECK(f.cost.total > 0, "an iteration must take time");
+  SERVESIM_CHECK(stages_ == 1 || f.cost.stages == stages_, "cost model priced a different number of stages");
+  f.active = true;
+  f.start = sim.now();
+  ++in_flight_;
+  if (host_overlap_) {
+    // The host prepares this batch on its own; stage 0 takes it when both are done.
+    host_busy_ = true;
+    sim.schedule(sim.now() + f.cost.host, this, kHostEnd, slot);
+    return;
+  }
+  begin_stage0(sim, slot, sim.now());
 }
 
-void Replica::finish_iteration(Simulator& sim) {
+void Replica::begin_stage0(Simulator& sim, int slot, SimTime ready) {
+  const BatchCost& c = slots_[static_cast<std::size_t>(slot)].cost;
+  stage0_busy_ = true;
+  const SimTime gpu0 = host_overlap_ ? c.stage_time(0) - c.host : c.stage_time(0);
+  const SimTime end = std::max(stage_free_[0], ready) + gpu0;
+  stage_free_[0] = end;
+  sim.schedule(end, this, kStageEnd, static_cast<std::int64_t>(slot) << 32);
+}
+
+void Replica::host_end(Simulator& sim, int slot) {
+  host_busy_ = false;
+  begin_stage0(sim, slot, sim.now());
+  if (can_start() && !start_pending_ && scheduler_->has_work()) start_iteration(sim);
+}
+
+void Replica::stage_end(Simulator& sim, int slot, int stage) {
+  InFlight& f = slots_[static_cast<std::size_t>(slot)];
+  SERVESIM_CHECK(f.active, "stage end of a batch not in flight");
+  if (stage == 0) busy_ns_ += host_overlap_ ? f.cost.stage_time(0) - f.cost.host : f.cost.stage_time(0);
+  if (stage + 1 < stages_) {
+    if (stage == 0) stage0_busy_ = false;
+    // The activations travel one hop; the next stage takes them when it has finished the batch before.
+    const int next = stage + 1;
+    const SimTime begin = std::max(stage_free_[static_cast<std::size_t>(next)], sim.now() + f.cost.p2p_hop);
+    const SimTime end = begin + f.cost.stage_time(next);
+    stage_free_[static_cast<std::size_t>(next)] = end;
+    sim.schedule(end, this, kStageEnd, (static_cast<std::int64_t>(slot) << 32) | next);
+  } else {
+    // The batch leaves the pipeline only after its commit: arrivals the observers trigger (closed-loop clients)
+    // then wait for the start below instead of racing it.
+    finish_iteration(sim, f);
+    f.active = false;
+    --in_flight_;
+    if (stage == 0) stage0_busy_ = false;
+  }
+  if (can_start() && !start_pending_ && scheduler_->has_work()) start_iteration(sim);
+}
+
+void Replica::finish_iteration(Simulator& sim, InFlight& f) {
   const SimTime now = sim.now();
-  for (auto& a : adapters_) a->after_batch(batch_);
-  for (const ScheduledItem& it : batch_.items) {
+  Batch& batch = f.batch;
+  for (const ScheduledItem& it : batch.items) it.req->in_flight = false;
+  for (auto& a : adapters_) a->after_batch(batch);
+  for (const ScheduledItem& it : batch.items) {
     Request& r = *it.req;
     if (it.prefill) ++r.prefill_chunks;
     r.num_computed += it.num_tokens;
@@ -141,14 +206,11 @@ void Replica::finish_iteration(Simulator& sim) {
   }
   scheduler_->remove_finished();
   ++iterations_;
-  busy_ns_ += now - batch_start_;
-  observer_->on_iteration(*this, batch_, batch_start_, now, batch_cost_);
-  for (const ScheduledItem& it : batch_.items) {
+  observer_->on_iteration(*this, batch, f.start, now, f.cost);
+  for (const ScheduledItem& it : batch.items) {
     if (it.req->state == RequestState::kFinished && it.req->finished == now) observer_->on_finished(sim, *it.req);
     else if (it.req->state == RequestState::kTransferring && it.req->prefill_done == now) observer_->on_handoff(sim, *it.req);
   }
-  busy_ = false;
-  if (scheduler_->has_work()) start_iteration(sim);
 }
 
 }  // namespace servesim

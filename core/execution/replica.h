@@ -1,7 +1,10 @@
 #pragma once
-/// One serving instance: its scheduler, KV pool and runtime adapters, advancing one iteration at a time.
+/// One serving instance: its scheduler, KV pool and runtime adapters.
 /// Each iteration: adapters adjust limits -> scheduler forms the batch -> adapters reshape it -> the
 /// fidelity plane prices it -> at its end, progress and tokens are applied and the next one starts.
+/// With pp pipeline stages up to pp batches are in flight (vLLM V1's batch queue): stage s of a batch starts at
+/// max(stage s free, its stage s-1 end + one p2p hop), each stage end is an event that schedules the next
+/// stage, a new batch forms whenever stage 0 is free, and progress commits when a batch leaves the last stage.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -61,14 +64,29 @@ class Replica : public EventHandler {
   /// Over its requests: the whole prompt until the first token, plus output tokens not yet generated.
   std::int64_t outstanding_tokens() const { return outstanding_; }
   std::int64_t iterations() const { return iterations_; }
+  /// Stage-0 occupancy (stage 0's kernels, plus the host time unless engine.host.overlaps_pipeline) summed
+  /// over batches; with pp = 1 the time spent running iterations. Pipelined batches overlap, so this never counts a moment twice.
   SimTime busy_time() const { return busy_ns_; }
+  /// Batches formed and not yet out of the last pipeline stage.
+  int batches_in_flight() const { return in_flight_; }
   const std::vector<std::unique_ptr<RuntimeAdapter>>& adapters() const { return adapters_; }
 
  private:
-  enum Kind : std::int32_t { kStart = 1, kEnd = 2 };
+  enum Kind : std::int32_t { kStart = 1, kStageEnd = 2, kHostEnd = 3 };
+  /// A batch inside the pipeline.
+  struct InFlight {
+    Batch batch;
+    BatchCost cost;
+    SimTime start = 0;
+    bool active = false;
+  };
+  bool can_start() const { return !(host_overlap_ ? host_busy_ : stage0_busy_) && in_flight_ < stages_; }
   void start_iteration(Simulator& sim);
-  void finish_iteration(Simulator& sim);
-  void build_shape();
+  void stage_end(Simulator& sim, int slot, int stage);
+  void host_end(Simulator& sim, int slot);
+  void begin_stage0(Simulator& sim, int slot, SimTime ready);
+  void finish_iteration(Simulator& sim, InFlight& f);
+  static void build_shape(Batch& batch);
 
   int index_;
   int role_index_;
@@ -78,10 +96,13 @@ class Replica : public EventHandler {
   std::vector<std::unique_ptr<RuntimeAdapter>> adapters_;
   CostModel* cost_;
   ReplicaObserver* observer_;
-  Batch batch_;
-  BatchCost batch_cost_;
-  SimTime batch_start_ = 0;
-  bool busy_ = false;
+  int stages_ = 1;
+  std::vector<InFlight> slots_;      // one per stage: at most `stages_` batches in flight
+  std::vector<SimTime> stage_free_;  // when each stage finishes the last batch it accepted
+  int in_flight_ = 0;
+  bool stage0_busy_ = false;
+  bool host_overlap_ = false;  // engine.host.overlaps_pipeline with pp > 1
+  bool host_busy_ = false;
   bool start_pending_ = false;
   bool handoff_after_prefill_ = false;
   bool may_wait_for_transfers_ = false;

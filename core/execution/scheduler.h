@@ -31,6 +31,8 @@ class Scheduler {
   /// A new request routed to this replica (or arriving with its KV already in place from a prefill role).
   virtual void add(Request* r) = 0;
   /// Forms the next batch into `out` (cleared by the caller), allocating KV blocks and preempting if needed.
+  /// Requests with `in_flight` set are in a batch still inside the pipeline (pp > 1): they are neither
+  /// scheduled nor preempted until that batch leaves the last stage.
   virtual void schedule(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out) = 0;
   /// Drops requests that left (finished, or handed off to a decode role) from the running set.
   virtual void remove_finished() = 0;

@@ -36,15 +36,33 @@ static std::int64_t chunk_size(const Request& r, const SchedulerLimits& lim, std
 
 void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
   std::int64_t budget = lim.token_budget;
-  // 1. Running requests, oldest first. Victims come from the back, so scheduled ones are never preempted.
+  const bool pipeline_busy =
+      std::any_of(running_.begin(), running_.end(), [](const Request* r) { return r->in_flight; });
+  bool blocked = false;
+  // 1. Running requests, oldest first. Victims come from the back, so scheduled ones are never preempted;
+  // requests in a batch still in the pipeline are skipped (as vLLM V1's batch queue does with pp > 1) and
+  // never chosen as victims, since that batch is still computing into their blocks.
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Request* r = running_[i];
+    if (r->in_flight) {
+      ++i;
+      continue;
+    }
     const std::int64_t n = chunk_size(*r, lim, budget);
     SERVESIM_CHECK(n > 0, "running request with nothing to compute");
     bool ok = true;
     while (!kv.allocate(*r, r->num_computed + n, false)) {
-      Request* victim = running_.back();
-      running_.pop_back();
+      std::size_t v = running_.size() - 1;
+      while (running_[v]->in_flight) --v;  // stops at r at the latest
+      if (running_[v] == r && pipeline_busy) {
+        // Rather than throw away its own progress, r waits for the batches in flight: when they return, their
+        // (newer) requests become victims. Preempting itself here livelocks under tight KV.
+        ok = false;
+        blocked = true;
+        break;
+      }
+      Request* victim = running_[v];
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(v));
       preempt(victim, kv, out);
       if (victim == r) {
         ok = false;
@@ -56,8 +74,8 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
     budget -= n;
     ++i;
   }
-  // 2. Waiting requests, only when nothing was preempted this step (as vLLM v1).
-  if (!out.preempted.empty()) return;
+  // 2. Waiting requests, only when nothing was preempted this step (as vLLM v1) and no running one is blocked.
+  if (!out.preempted.empty() || blocked) return;
   for (auto it = waiting_.begin(); it != waiting_.end() && budget > 0 &&
                                    static_cast<int>(running_.size()) < lim.max_num_seqs;) {
     Request* r = *it;

@@ -110,6 +110,9 @@ BatchCost AfdCostModel::price(const BatchShape& s) {
   c.by_family[static_cast<int>(OpFamily::kOverhead)] += overhead;
   c.by_family[static_cast<int>(OpFamily::kPipelineP2p)] += p2p;
   c.total = sc.span + overhead + p2p;
+  // With pp > 1 each stage is an A/F pair of its own layers; the replica keeps up to pp batches in flight
+  // (core/execution/replica.cc), each stage taking an even share of the schedule.
+  split_pipeline(c, pipeline_stages(), 0);
   last_ = sc;
   return c;
 }

@@ -47,6 +47,8 @@ class AfdCostModel : public CostModel {
   /// host overhead and pipeline sends as they are; af_transfer is the (scaled) activation transfer time.
   BatchCost price(const BatchShape& shape) override;
   PriceSource source(OpFamily f) const override;
+  /// A and F share pp (validated), so the AF instance pipelines like any replica.
+  int pipeline_stages() const override { return attention_->pipeline_stages(); }
   std::string describe() const override;
   FidelityReport report() const override { return attention_->report(); }
   /// The FFN side's model (the F role reports its fidelity from it).

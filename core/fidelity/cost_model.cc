@@ -1,5 +1,7 @@
 #include "core/fidelity/cost_model.h"
 
+#include "core/sim/check.h"
+
 namespace servesim {
 
 const char* price_source_name(PriceSource s) {
@@ -28,6 +30,24 @@ const char* op_family_name(OpFamily f) {
     case OpFamily::kAfTransfer: return "af_transfer";
     default: return "?";
   }
+}
+
+void split_pipeline(BatchCost& c, int stages, SimTime per_stage_launch_ns) {
+  auto fam = [&c](OpFamily f) { return c.by_family[static_cast<int>(f)]; };
+  c.stages = stages < 1 ? 1 : stages;
+  const SimTime overhead = fam(OpFamily::kOverhead);
+  const SimTime launch = per_stage_launch_ns < 0 ? 0 : (per_stage_launch_ns > overhead ? overhead : per_stage_launch_ns);
+  c.host = overhead - launch;
+  c.first_stage_extra = fam(OpFamily::kEmbedding);
+  const SimTime p2p = fam(OpFamily::kPipelineP2p);
+  c.p2p_hop = c.stages > 1 ? p2p / (c.stages - 1) : 0;
+  const SimTime layers = c.total - c.host - c.first_stage_extra - fam(OpFamily::kLmHead) - p2p;
+  c.stage_gpu = layers / c.stages;
+  // Integer remainders of the even splits go to the last stage, so the parts add up to the total exactly.
+  c.last_stage_extra = fam(OpFamily::kLmHead) + layers % c.stages + (c.stages > 1 ? p2p % (c.stages - 1) : p2p);
+  SERVESIM_CHECK(c.host + c.stages * c.stage_gpu + c.first_stage_extra + c.last_stage_extra +
+                         (c.stages - 1) * c.p2p_hop == c.total,
+                 "pipeline split does not add up to the batch total");
 }
 
 }  // namespace servesim

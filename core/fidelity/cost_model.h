@@ -30,11 +30,31 @@ const char* op_family_name(OpFamily f);
 /// the F GPUs; kWhole is the whole model on one replica.
 enum class CostPart : std::uint8_t { kWhole, kAttention, kFfn };
 
-/// The cost of one iteration, split for reporting.
+/// The cost of one iteration, split for reporting and, for pipeline parallelism, by stage.
+/// With `stages` > 1 the parts add up exactly to `total`:
+///   total = host + stages * stage_gpu + first_stage_extra + last_stage_extra + (stages - 1) * p2p_hop.
 struct BatchCost {
   SimTime total = 0;
   SimTime by_family[static_cast<int>(OpFamily::kCount)] = {};
+  int stages = 1;                  ///< pipeline stages the batch passes through
+  SimTime host = 0;                ///< host time before stage 0 (scheduling, input preparation, sampling)
+  SimTime stage_gpu = 0;           ///< GPU time of one stage's layers (layer work split evenly over stages)
+  SimTime first_stage_extra = 0;   ///< stage 0 only: the embedding
+  SimTime last_stage_extra = 0;    ///< last stage only: the LM head (plus the ns left over by the even split)
+  SimTime p2p_hop = 0;             ///< activations sent from one stage to the next
+  /// Occupancy of stage `s`: stage 0 includes the host time (it cannot take the next batch before the host
+  /// has prepared it). A single-stage cost is its total.
+  SimTime stage_time(int s) const {
+    if (stages <= 1) return total;
+    return stage_gpu + (s == 0 ? host + first_stage_extra : 0) + (s == stages - 1 ? last_stage_extra : 0);
+  }
 };
+
+/// Fills the stage split of `c` from its families for `stages` pipeline stages: the host part of cpu_overhead
+/// before stage 0, embedding on stage 0, LM head on the last stage, pipeline_p2p as (stages - 1) equal hops,
+/// and the rest (layer work, plus `per_stage_launch_ns` of cpu_overhead: kernel launches each stage's host
+/// issues for its own layers) split evenly. Leaves `total` and `by_family` unchanged.
+void split_pipeline(BatchCost& c, int stages, SimTime per_stage_launch_ns);
 
 /// What a cost model tells the result about itself: the profile it used, that profile's measured error and how
 /// often a lookup fell outside the measured grids.
@@ -51,8 +71,10 @@ struct FidelityReport {
 class CostModel {
  public:
   virtual ~CostModel() = default;
-  /// Time of one forward pass (all pipeline stages) plus per-iteration CPU overhead.
+  /// Time of one forward pass (all pipeline stages) plus per-iteration CPU overhead, with its stage split.
   virtual BatchCost price(const BatchShape& shape) = 0;
+  /// Pipeline stages of the replicas it prices (the most batches they keep in flight).
+  virtual int pipeline_stages() const { return 1; }
   /// Which source priced each op family (roofline until tables exist).
   virtual PriceSource source(OpFamily f) const = 0;
   /// Human-readable description ("roofline (datasheet H100-SXM)").

@@ -132,7 +132,7 @@ double RooflineCostModel::ffn_gemm_ns(double T) const {
   return ffn_total;
 }
 
-double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns) const {
+double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns, double& launch_wait_ns) const {
   const double L = static_cast<double>(layers_per_stage_) * p_.pp;
   // Eager mode: the CPU launches every kernel; a GPU-light batch waits on the launches.
   // CUDA graphs replay the whole forward with one launch.
@@ -140,16 +140,20 @@ double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns) const 
                   k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
   if (!s.cuda_graph) {
     const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
-    if (launch_ns > gpu_ns) cpu_ns += launch_ns - gpu_ns;
+    if (launch_ns > gpu_ns) launch_wait_ns = launch_ns - gpu_ns;
   }
-  return cpu_ns;
+  return cpu_ns + launch_wait_ns;
 }
 
 BatchCost RooflineCostModel::price(const BatchShape& s) {
-  return part_ == CostPart::kWhole && p_.dp_attn == 1 ? price_whole(s) : price_parts(s);
+  double launch_wait_ns = 0;
+  BatchCost c = part_ == CostPart::kWhole && p_.dp_attn == 1 ? price_whole(s, launch_wait_ns) : price_parts(s, launch_wait_ns);
+  // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
+  if (part_ == CostPart::kWhole) split_pipeline(c, p_.pp, static_cast<SimTime>(launch_wait_ns + 0.5));
+  return c;
 }
 
-BatchCost RooflineCostModel::price_whole(const BatchShape& s) const {
+BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wait_ns) const {
   BatchCost c;
   auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
   const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
@@ -184,13 +188,13 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s) const {
 
   SimTime gpu = 0;
   for (SimTime t : c.by_family) gpu += t;
-  add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu)));
+  add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu), launch_wait_ns));
   c.total = 0;
   for (SimTime t : c.by_family) c.total += t;
   return c;
 }
 
-BatchCost RooflineCostModel::price_parts(const BatchShape& s) const {
+BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wait_ns) const {
   BatchCost c;
   auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
   const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
@@ -243,7 +247,7 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s) const {
   if (part_ != CostPart::kFfn) {
     SimTime gpu = 0;
     for (SimTime t : c.by_family) gpu += t;
-    add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu)));
+    add(OpFamily::kOverhead, overhead_ns(s, static_cast<double>(gpu), launch_wait_ns));
   }
   c.total = 0;
   for (SimTime t : c.by_family) c.total += t;

@@ -32,6 +32,7 @@ class RooflineCostModel : public CostModel {
   PriceSource source(OpFamily) const override { return PriceSource::kRoofline; }
   /// Prices only the attention or the FFN domain (A/F disaggregation); kWhole by default.
   void set_part(CostPart part) { part_ = part; }
+  int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
 
   /// Time of one dense GEMM [m x k] x [k x n] on one GPU, ns.
@@ -54,11 +55,12 @@ class RooflineCostModel : public CostModel {
 
  private:
   double mem_ns(double bytes) const;
-  BatchCost price_whole(const BatchShape& s) const;
-  BatchCost price_parts(const BatchShape& s) const;
+  BatchCost price_whole(const BatchShape& s, double& launch_wait_ns) const;
+  BatchCost price_parts(const BatchShape& s, double& launch_wait_ns) const;
   double attn_gemm_ns(double tokens) const;  // qkv and o projections, all layers
   double ffn_gemm_ns(double tokens) const;   // dense FFN, router and shared expert, all layers
-  double overhead_ns(const BatchShape& s, double gpu_ns) const;
+  /// Host time of a step; `launch_wait_ns` gets the part spent waiting on eager kernel launches.
+  double overhead_ns(const BatchShape& s, double gpu_ns, double& launch_wait_ns) const;
   double compute_ns(double flops, double efficiency) const;
 
   ModelSpec m_;

@@ -702,11 +702,12 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
   const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer);
   double gpu = 0;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) gpu += us[f];
-  double overhead = 0;
+  double launch_wait_us = 0;
   if (launches > 0 && L > 0) {
     const double floor_us = L * launches * k_.launch_us;
-    if (floor_us > gpu) overhead += floor_us - gpu;
+    if (floor_us > gpu) launch_wait_us = floor_us - gpu;
   }
+  double overhead = launch_wait_us;
   overhead += k_.cpu_iteration_us + k_.cpu_per_request_us * (s.num_decode + static_cast<double>(s.prefills.size())) +
               k_.cpu_per_token_us * static_cast<double>(s.num_tokens);
   fam(OpFamily::kOverhead) = overhead;
@@ -714,6 +715,8 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
     c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);
     c.total += c.by_family[f];
   }
+  // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
+  split_pipeline(c, p_.pp, static_cast<SimTime>(launch_wait_us * 1e3 + 0.5));
   return c;
 }
 

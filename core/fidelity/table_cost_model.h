@@ -84,6 +84,7 @@ class TableCostModel : public CostModel {
   PriceSource source(OpFamily f) const override { return source_[static_cast<int>(f)]; }
   /// Prices only the attention or the FFN domain (A/F disaggregation); kWhole by default.
   void set_part(CostPart part) { part_ = part; }
+  int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
   FidelityReport report() const override;
 

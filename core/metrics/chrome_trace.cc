@@ -63,9 +63,26 @@ std::string chrome_trace_json(const std::vector<Request>& pool, const MetricsCol
     }
     if (r.finished > r.first_token) async_slice(out, "decode", r.id, pid, r.first_token, r.finished);
   }
+  // Pipelined replicas (pp > 1) overlap batches; a complete slice must not overlap another on its thread, so each
+  // batch takes the first lane free at its start (lane 0 is the "iterations" thread). Records come in commit
+  // order, which is also start order inside one pipeline, so this uses no more lanes than batches in flight.
+  std::vector<std::vector<SimTime>> lane_end(names.size());
   for (const IterationRecord& it : m.iterations()) {
     const std::string pid = std::to_string(it.replica + 1);
-    out += "{\"name\":\"iteration\",\"ph\":\"X\",\"pid\":" + pid + ",\"tid\":1,\"ts\":" + us(it.start) +
+    std::size_t lane = 0;
+    std::vector<SimTime>* lanes = static_cast<std::size_t>(it.replica) < lane_end.size() ? &lane_end[it.replica] : nullptr;
+    if (lanes) {
+      while (lane < lanes->size() && (*lanes)[lane] > it.start) ++lane;
+      if (lane == lanes->size()) {
+        lanes->push_back(0);
+        if (lane > 0)
+          out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" + std::to_string(lane + 1) +
+                 ",\"args\":{\"name\":\"batches in flight " + std::to_string(lane + 1) + "\"}},\n";
+      }
+      (*lanes)[lane] = it.end;
+    }
+    out += "{\"name\":\"iteration\",\"ph\":\"X\",\"pid\":" + pid + ",\"tid\":" + std::to_string(lane + 1) +
+           ",\"ts\":" + us(it.start) +
            ",\"dur\":" + us(it.end - it.start) + ",\"args\":{\"batch_size\":" + std::to_string(it.batch_size) +
            ",\"tokens\":" + std::to_string(it.tokens) + "}},\n";
     char kv[32];

@@ -44,6 +44,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
       hr.get_number("per_request_us", o.host.per_request_us, 0, 1e6);
       hr.get_number("per_token_us", o.host.per_token_us, 0, 1e6);
       hr.get_number("launch_us", o.host.launch_us, 0, 1e4);
+      hr.get_bool("overlaps_pipeline", o.host.overlaps_pipeline);
     }
   }
   if (o.max_num_batched_tokens < o.max_num_seqs && r.valid())

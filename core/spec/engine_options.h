@@ -33,6 +33,10 @@ struct EngineOptions {
     double per_request_us = -1;         ///< per scheduled request per step
     double per_token_us = -1;           ///< per scheduled token per step
     double launch_us = -1;              ///< one kernel launch outside a CUDA graph
+    /// pp > 1: false (default) = the host time occupies stage 0 before its kernels, so the next batch waits for
+    /// both; true = the host is its own serial resource and prepares the next batch while stage 0 runs the last.
+    /// An assumption either way: the calibrated constants come from pp = 1 runs, which cannot tell them apart.
+    bool overlaps_pipeline = false;
   } host;
 };
 

@@ -32,6 +32,7 @@ struct Request {
   std::int32_t decode_target = -1;    ///< disaggregated: D replica chosen at prefill start
   std::int32_t held_blocks = 0;       ///< disaggregated: blocks still held on P after the handoff
   bool optimal_assignment = false;    ///< disaggregated: decode_target was least loaded at the handoff
+  bool in_flight = false;             ///< in a batch still inside the replica's pipeline: not schedulable
   std::int32_t fail_reason = -1;   ///< index into the failure-reason table when failed
   std::int32_t prefill_chunks = 0; ///< iterations that advanced its prompt
   RequestState state = RequestState::kPending;

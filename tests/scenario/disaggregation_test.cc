@@ -98,6 +98,28 @@ TEST_CASE("random P/D scenarios under KV pressure always finish with every block
   }
 }
 
+TEST_CASE("random P/D scenarios with pipelined roles finish with every block returned on both sides",
+          "[scenario][pd][pipeline]") {
+  // Prefill handoffs and decode-side arrivals both commit when a batch leaves the last stage.
+  const int depths[] = {1, 2, 4};
+  for (int i = 0; i < 9; ++i) {
+    auto s = pd_scenario(i % 2 ? "sibyl" : "least_load", 0.22 + 0.02 * (i % 3));
+    s["seed"] = 200 + i;
+    s["deployment"]["roles"][0]["parallelism"] = {{"pp", depths[i % 3]}};
+    s["deployment"]["roles"][1]["parallelism"] = {{"pp", depths[(i / 3) % 3]}};
+    s["deployment"]["roles"][1]["engine"]["max_num_seqs"] = 8 + 8 * (i % 4);
+    s["workload"]["output_len"] = {{"dist", "lognormal"}, {"median", 300}, {"sigma", 1.0}, {"min", 1}, {"max", 3000}};
+    INFO("scenario " << i << ": " << s.dump());
+    const auto r = test::run_scenario(s.dump());
+    CHECK(r["status"] == "completed");
+    CHECK(r["summary"]["completed"].get<int>() == 120);
+    for (const auto& role : r["deployment"]["roles"]) {
+      CHECK(role["kv_blocks_in_use_at_end"] == 0);
+      CHECK(role["world_size"] == role["parallelism"]["pp"]);
+    }
+  }
+}
+
 TEST_CASE("a prefill role whose KV is held by handed-off requests waits for transfers instead of stalling",
           "[scenario][pd]") {
   // Qwen3-32B on an 80 GB H800 leaves little KV on P, so held prompts fill it until D pulls them.

@@ -2,6 +2,7 @@
 // with a reason), timestamps are ordered, no KV block leaks, and heavy preemption still terminates.
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -57,14 +58,16 @@ const GpuSpec& h100() {
   return g;
 }
 
-/// gpu_memory_utilization that leaves exactly `blocks` KV blocks for these engine options (TP 1).
-double utilization_for_blocks(EngineOptions e, std::int64_t blocks) {
+/// gpu_memory_utilization that leaves exactly `blocks` KV blocks for these engine options (TP 1, `pp` stages).
+double utilization_for_blocks(EngineOptions e, std::int64_t blocks, int pp = 1) {
+  Parallelism par;
+  par.pp = pp;
   e.gpu_memory_utilization = 1.0;
-  const KvBudget b = compute_kv_budget(llama8b(), h100(), Parallelism{}, e);
+  const KvBudget b = compute_kv_budget(llama8b(), h100(), par, e);
   const double fixed = b.weights_bytes + b.activation_bytes + b.overhead_bytes;
   const double u = (fixed + (static_cast<double>(blocks) + 0.5) * b.kv_bytes_per_token * e.block_size) / b.device_bytes;
   e.gpu_memory_utilization = u;
-  REQUIRE(compute_kv_budget(llama8b(), h100(), Parallelism{}, e).num_gpu_blocks == blocks);
+  REQUIRE(compute_kv_budget(llama8b(), h100(), par, e).num_gpu_blocks == blocks);
   return u;
 }
 
@@ -94,9 +97,13 @@ Case make_case(std::uint64_t seed, double tightness) {
                            {"max_model_len", e.max_model_len},
                            {"max_num_batched_tokens", e.max_num_batched_tokens},
                            {"long_prefill_token_threshold", e.long_prefill_token_threshold}};
+  // Pipeline stages from a stream of their own, so the draws above (and the cases they make) stay as they were.
+  Gen stages{seed ^ 0x5050505050505050ULL};
+  const int pp = static_cast<int>(stages.pick({1, 2, 4}));
   if (tightness > 0) {
     const double tokens = tightness * static_cast<double>(c.input + c.output);
-    engine["gpu_memory_utilization"] = utilization_for_blocks(e, static_cast<std::int64_t>(std::ceil(tokens / e.block_size)));
+    engine["gpu_memory_utilization"] =
+        utilization_for_blocks(e, static_cast<std::int64_t>(std::ceil(tokens / e.block_size)), pp);
   }
   nlohmann::json arrival;
   if (g.range(0, 3) == 0) {
@@ -119,7 +126,7 @@ Case make_case(std::uint64_t seed, double tightness) {
       {"engine", engine},
       {"deployment",
        {{"router", g.coin() ? "round_robin" : "least_outstanding_tokens"},
-        {"roles", {{{"role", "C"}, {"replicas", g.range(1, 4)}}}}}},
+        {"roles", {{{"role", "C"}, {"replicas", g.range(1, 4)}, {"parallelism", {{"pp", pp}}}}}}}},
       {"workload",
        {{"num_requests", c.num_requests},
         {"arrival", arrival},
@@ -192,6 +199,14 @@ TEST_CASE("random scenarios end every request, order its timestamps and leak no 
   CHECK(with_failures == 3);
 }
 
+TEST_CASE("the random scenarios draw every pipeline depth", "[scenario][invariants]") {
+  std::map<int, int> seen;
+  for (std::uint64_t i = 0; i < 30; ++i)
+    ++seen[make_case(1000 + i, 0.0).scenario["deployment"]["roles"][0]["parallelism"]["pp"].get<int>()];
+  CHECK(seen.size() == 3);
+  for (const auto& [pp, n] : seen) CHECK(n >= 3);
+}
+
 TEST_CASE("heavy preemption still terminates with every request served", "[scenario][invariants]") {
   Case c;
   c.input = 2000;
@@ -205,6 +220,30 @@ TEST_CASE("heavy preemption still terminates with every request served", "[scena
   c.scenario["engine"] = {{"max_num_seqs", 64},
                           {"max_num_batched_tokens", 2048},
                           {"gpu_memory_utilization", utilization_for_blocks(e, blocks)}};
+  c.scenario["workload"] = {{"num_requests", c.num_requests},
+                            {"arrival", {{"process", "poisson"}, {"request_rate", "inf"}}},
+                            {"input_len", {{"dist", "fixed"}, {"value", c.input}}},
+                            {"output_len", {{"dist", "fixed"}, {"value", c.output}}}};
+  c.scenario["output"] = {{"requests", true}};
+  const std::int64_t preemptions = check_invariants(c);
+  CHECK(preemptions >= c.num_requests / 2);
+}
+
+TEST_CASE("heavy preemption with four batches in flight still serves every request", "[scenario][invariants]") {
+  // Victims must come from requests outside the pipeline: their blocks are free to take back.
+  Case c;
+  c.input = 2000;
+  c.output = 300;
+  c.num_requests = 40;
+  EngineOptions e;
+  e.max_num_seqs = 64;
+  e.max_num_batched_tokens = 2048;
+  const std::int64_t blocks = (3 * (c.input + c.output)) / 2 / 16;
+  c.scenario = test::small_scenario();
+  c.scenario["engine"] = {{"max_num_seqs", 64},
+                          {"max_num_batched_tokens", 2048},
+                          {"gpu_memory_utilization", utilization_for_blocks(e, blocks, 4)}};
+  c.scenario["deployment"] = {{"roles", {{{"role", "C"}, {"replicas", 1}, {"parallelism", {{"pp", 4}}}}}}};
   c.scenario["workload"] = {{"num_requests", c.num_requests},
                             {"arrival", {{"process", "poisson"}, {"request_rate", "inf"}}},
                             {"input_len", {{"dist", "fixed"}, {"value", c.input}}},

@@ -75,3 +75,17 @@ TEST_CASE("dtype sizes in bytes", "[spec][engine_options]") {
   CHECK(dtype_bytes("float16") == 2.0);
   CHECK(dtype_bytes("float32") == 4.0);
 }
+
+TEST_CASE("host.overlaps_pipeline is read as a boolean and a wrong type names its path", "[spec][engine_options]") {
+  EngineOptions o;
+  Errors e;
+  read_engine_options({{"host", {{"overlaps_pipeline", true}}}}, "/engine", o, e);
+  REQUIRE(e.ok());
+  CHECK(o.host.overlaps_pipeline);
+  EngineOptions bad;
+  Errors e2;
+  read_engine_options({{"host", {{"overlaps_pipeline", "yes"}}}}, "/engine", bad, e2);
+  CHECK_FALSE(e2.ok());
+  CHECK_THAT(e2.joined(), Catch::Contains("/engine/host/overlaps_pipeline"));
+  CHECK_FALSE(bad.host.overlaps_pipeline);
+}
