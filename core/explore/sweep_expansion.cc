@@ -64,6 +64,8 @@ int role_world_size(const Json& role) {
   auto num = [](const Json& o, const char* k) { return o.contains(k) && o[k].is_number_integer() ? o[k].get<int>() : 1; };
   if (role.contains("parallelism") && role["parallelism"].is_object()) {
     const Json& p = role["parallelism"];
+    // An F role hosts only the FFN domain (Frontier Eq. 2): pp x tp_ffn x ep_ffn.
+    if (role.contains("role") && role["role"] == "F") return num(p, "pp") * num(p, "tp_ffn") * num(p, "ep_ffn");
     return num(p, "pp") * num(p, "tp_attn") * num(p, "dp_attn");
   }
   return num(role, "tensor_parallel_size") * num(role, "pipeline_parallel_size");

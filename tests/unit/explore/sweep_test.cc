@@ -106,3 +106,22 @@ TEST_CASE("bad sweep documents are refused with their paths", "[explore][sweep]"
   CHECK_FALSE(parse_sweep(big.dump(), spec, e2));
   CHECK_THAT(e2.joined(), Catch::Contains("more than 100000 points"));
 }
+
+TEST_CASE("GPU shares of an F role resolve against its FFN-domain world size", "[explore][sweep]") {
+  Json s = Json::parse(sweep_text(16));
+  s["axes"] = Json::parse(R"([
+    {"name": "arch", "variants": [
+      {"label": "AF", "set": {"/deployment/roles": [
+        {"role": "P", "replicas": {"gpu_share": 0.5}},
+        {"role": "A", "replicas": {"gpu_share": 0.25}, "parallelism": {"tp_attn": 2}},
+        {"role": "F", "replicas": {"gpu_share": 0.25}, "parallelism": {"pp": 2, "tp_ffn": 1, "ep_ffn": 1}}]}}]},
+    {"name": "tp", "paths": ["/deployment/roles/0/tensor_parallel_size"], "values": [2]}
+  ])");
+  const auto pts = expand_sweep(parsed(s.dump()));
+  REQUIRE(pts.size() == 1);
+  REQUIRE(pts[0].error.empty());
+  const Json& roles = pts[0].scenario["deployment"]["roles"];
+  CHECK(roles[0]["replicas"] == 4);  // 8 GPUs / tp 2
+  CHECK(roles[1]["replicas"] == 2);  // 4 GPUs / tp_attn 2
+  CHECK(roles[2]["replicas"] == 2);  // 4 GPUs / (pp 2 x tp_ffn 1 x ep_ffn 1)
+}
