@@ -110,6 +110,10 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   load_table(catalog, folder, "generation_attention.json", out.generation_attention, error);
   if (model.is_moe()) load_table(catalog, folder, "moe.json", out.moe, error);
   load_table(catalog, folder, "custom_allreduce.json", out.custom_allreduce, error);
+  if (model.is_mla()) {
+    load_table(catalog, folder, "mla_context.json", out.mla_context, error);
+    load_table(catalog, folder, "mla_generation.json", out.mla_generation, error);
+  }
   load_table(catalog, gpu, "nccl.json", out.nccl, error);
   if (!out.gemm.empty()) out.backend_version = out.gemm.backend_version;
   // The measured error: this profile's, or the datasheet path's leave-one-GPU-out error when there are no tables.
@@ -184,6 +188,9 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   if (!m_.is_mla()) {
     build_attention(t_.context_attention, false, prefill_, prefill_scale_, prefill_approx_);
     build_attention(t_.generation_attention, true, decode_, decode_scale_, decode_approx_);
+  } else {
+    build_mla_attention(t_.mla_context, false, mla_prefill_, prefill_, prefill_scale_, prefill_approx_);
+    build_mla_attention(t_.mla_generation, true, mla_decode_, decode_, decode_scale_, decode_approx_);
   }
   if (prefill_.ok()) source_[static_cast<int>(OpFamily::kAttentionPrefill)] = PriceSource::kTable;
   if (decode_.ok()) source_[static_cast<int>(OpFamily::kAttentionDecode)] = PriceSource::kTable;
@@ -296,6 +303,30 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
   head_scale = static_cast<double>(heads) / geo.heads;
   out.build(*best, decode, geo);
+}
+
+void TableCostModel::build_mla_attention(const OpTable& t, bool decode, MlaModuleGrid& grid, AttentionPredictor& out,
+                                         double& head_scale, bool& approx) {
+  const int heads = static_cast<int>(heads_local_ + 0.5);
+  // DeepSeek-V3's released weights are 128x128 block-quantised FP8: the module's fp8_block GEMM variant.
+  if (!select_mla_module_grid(t, kv_dtype_name(e_), e_.dtype == "fp8" ? "fp8_block" : "bfloat16", heads, grid))
+    return;
+  // The projections are priced in the GEMM family at the batch's total tokens; remove them from the module with
+  // the same predictors so a uniform batch costs exactly the module measurement.
+  subtract_mla_projections(grid.grid, decode, [this](double tokens) {
+    double us = 0;
+    for (const GemmUse& g : layer_gemms_) us += g.count * gemm_use_us(g, tokens, nullptr);
+    return us;
+  });
+  // The work model's FlashAttention tiling stands in for FlashMLA's (one latent KV head, split-KV decode): it
+  // supplies the mixed-batch composition effect around the measured uniform cells (an approximation).
+  AttentionGeometry geo;
+  geo.heads = grid.heads;
+  geo.kv_heads = 1;
+  geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  head_scale = static_cast<double>(heads) / grid.heads;
+  approx = grid.approx;
+  out.build(grid.grid, decode, geo);
 }
 
 void TableCostModel::build_moe() {
@@ -583,6 +614,15 @@ std::string TableCostModel::describe() const {
     const auto fam = static_cast<OpFamily>(f);
     if (fam == OpFamily::kOverhead || (fam == OpFamily::kMoe && !m_.is_moe())) continue;
     if (source_[f] != PriceSource::kTable && tables) rest += std::string(rest.empty() ? "" : ", ") + op_family_name(fam);
+  }
+  if (mla_prefill_.ok() || mla_decode_.ok()) {
+    // Name the MLA source: module tables (kernels joined) minus the GEMM-table projections.
+    d += "; MLA attention from module tables";
+    if (mla_prefill_.ok()) d += " mla_context[" + mla_prefill_.kernels + " " + mla_prefill_.kv_dtype + " kv, " +
+                                mla_prefill_.gemm_type + ", " + key_int(mla_prefill_.heads) + " heads]";
+    if (mla_decode_.ok()) d += " mla_generation[" + mla_decode_.kernels + " " + mla_decode_.kv_dtype + " kv, " +
+                               mla_decode_.gemm_type + ", " + key_int(mla_decode_.heads) + " heads]";
+    d += " minus GEMM-table projections";
   }
   if (!rest.empty()) d += "; not in the tables: " + rest;
   d += "; cpu overhead calibrated (" + e_.backend + ")";
