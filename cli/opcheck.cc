@@ -474,9 +474,16 @@ int main(int argc, char** argv) {
         sh.v = c.value("v_head_dim", sh.v);
       }
     }
+    // Module tables only (A100's older per-kernel MLA layout is not used by the simulator, so not checked).
     if (load(dir + "gemm.json", gemm)) {
-      if (load(dir + "mla_context.json", mla)) fam["mla_prefill"] = check_mla(mla, gemm, false, facts.sms, sh);
-      if (load(dir + "mla_generation.json", mla)) fam["mla_decode"] = check_mla(mla, gemm, true, facts.sms, sh);
+      if (load(dir + "mla_context.json", mla)) {
+        OJson j = check_mla(mla, gemm, false, facts.sms, sh);
+        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
+      }
+      if (load(dir + "mla_generation.json", mla)) {
+        OJson j = check_mla(mla, gemm, true, facts.sms, sh);
+        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
+      }
     }
   }
   if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
