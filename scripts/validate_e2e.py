@@ -116,22 +116,24 @@ def classify(r):
     fp8 = prec.startswith("fp8")
     moe = model in ("Qwen3-235B-A22B", "DeepSeek-V3")
     parts = {"model": model, "fp8": fp8, "concurrency": concurrency(r)}
-    if parts["concurrency"] <= 0:
-        return None, ("client concurrency not recorded (aic-auto-gap-analysis rows: the batch sizes are the "
-                      "configuration's; at decode_batch_size per worker the measured TPOT would be below the KV-read "
-                      "time alone)")
     if r["mode"] == "agg":
         par, why = parallelism(r, "", moe)
         if par is None:
             return None, why
         parts.update(par)
+    else:
+        for side in ("prefill", "decode"):
+            par, why = parallelism(r, side + "_", moe)
+            if par is None:
+                return None, why
+            par["workers"] = max(1, num(r[side + "_num_workers"], 1))
+            parts[side] = par
+    if parts["concurrency"] <= 0:
+        return None, ("client concurrency not recorded (aic-auto-gap-analysis rows: the batch sizes are the "
+                      "configuration's; at decode_batch_size per worker the measured TPOT would be below the KV-read "
+                      "time alone)")
+    if r["mode"] == "agg":
         return parts, None
-    for side in ("prefill", "decode"):
-        par, why = parallelism(r, side + "_", moe)
-        if par is None:
-            return None, why
-        par["workers"] = max(1, num(r[side + "_num_workers"], 1))
-        parts[side] = par
     gpus = sum(parts[s]["workers"] * parts[s]["pp"] * parts[s]["tp"] * parts[s]["dp"] for s in ("prefill", "decode"))
     parts["link"] = "nvlink" if gpus <= 8 else "inter_node"
     return parts, None
