@@ -29,8 +29,10 @@ db-dump rows (those that also record silicon_concurrency agree exactly with the 
 aic-auto-gap-analysis disagg rows record neither and are not expressible: their decode_batch_size cannot be the
 load (vLLM Qwen3-32B: 224 requests of ~4.5k tokens per TP4 decode worker read ~33 GB of FP8 KV per GPU and step,
 >= 9.8 ms at 3.35 TB/s, above the measured 8.7 ms TPOT). Rows that leave num_workers empty (the
-2026-03-25/04-06 DeepSeek-R1 sweeps) are one P and one D replica. Rows with attention_dp_size > 1 on either side
-are not expressible until DP attention is simulated.
+2026-03-25/04-06 DeepSeek-R1 sweeps) are one P and one D replica, except where the columns demonstrably do not
+describe the run (layout_unknown: the measurement repeats a db-dump row with another layout, or one recorded point
+carries two different measurements). Rows with attention_dp_size > 1 on either side are not expressible until DP
+attention is simulated.
 
 Standard library only; deterministic (the simulator is).
 """
@@ -137,6 +139,29 @@ def classify(r):
     gpus = sum(parts[s]["workers"] * parts[s]["pp"] * parts[s]["tp"] * parts[s]["dp"] for s in ("prefill", "decode"))
     parts["link"] = "nvlink" if gpus <= 8 else "inter_node"
     return parts, None
+
+
+def layout_unknown(rows):
+    """Disagg rows whose columns do not identify the run, by id -> reason. Rows that leave num_workers empty are
+    replayed as 1P1D with the recorded TP, which is only right when those columns describe the run: not when the
+    measurement is one of a db-dump row (whose recorded layout differs), nor when two different measurements share
+    the same recorded layout, isl, osl and concurrency (two configurations folded into one description)."""
+    def meas(r):
+        return round(float(r["silicon_ttft_ms"]), 3), round(float(r["silicon_tpot_ms"]), 3)
+    dump = {meas(r): r["id"] for r in rows if "workflow_run_id" in r["silicon_data_source"]}
+    blank = [r for r in rows if r["mode"] == "disagg" and not r["prefill_num_workers"]]
+    points = {}
+    for r in blank:
+        points.setdefault((r["backend"], r["model_path"], r["isl"], r["osl"], concurrency(r)), set()).add(meas(r))
+    out = {}
+    for r in blank:
+        if meas(r) in dump:
+            out[r["id"]] = ("worker counts not recorded and the measurement is that of a db-dump row with another "
+                            "layout (prefill attention DP 16, 2-3 decode workers)")
+        elif len(points[(r["backend"], r["model_path"], r["isl"], r["osl"], concurrency(r))]) > 1:
+            out[r["id"]] = ("worker counts not recorded and the same recorded layout, isl, osl and concurrency carry "
+                            "two different measurements (two configurations)")
+    return out
 
 
 def scenario(r, parts, host):
@@ -328,6 +353,7 @@ def main():
     all_rows = list(csv.DictReader(open(os.path.join(args.data, SILICON))))
     backends = ["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend]
     expressible, skipped = [], {}
+    unknown_layout = layout_unknown(all_rows)
     for r in all_rows:
         if r["backend"] not in backends:
             continue
@@ -335,6 +361,8 @@ def main():
         if args.check and "%s %s" % (r["backend"], r["mode"]) not in CHECK_GROUPS:
             continue
         parts, why = classify(r)
+        if parts is not None and r["id"] in unknown_layout:
+            parts, why = None, unknown_layout[r["id"]]
         if parts is None:
             skipped.setdefault((r["backend"], r["mode"], why), []).append(r["id"])
         else:
