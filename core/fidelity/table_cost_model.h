@@ -6,6 +6,7 @@
 ///   gemm               GEMM table, interpolated over (n, k) once per model shape into a curve of tokens m
 ///   moe                fused-MoE table at the batch's tokens x the sampled-assignment slowest-rank ratio
 ///   attention_*        attention tables through the per-request work model (attention_model.h)
+///                      MLA models: the module tables minus the GEMM-table projections (mla_module_table.h)
 ///   all_reduce         custom all-reduce (graph / eager) or NCCL table by message size
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
 ///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
