@@ -20,6 +20,7 @@
 #include "core/fidelity/attention_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/interpolation.h"
+#include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
 #include "core/sim/rng.h"
@@ -256,6 +257,77 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
   return out;
 }
 
+// ------------------------------------------------------------------------------------------------ MLA
+
+/// DeepSeek MLA projection shapes (profiles/models/DeepSeek-V3.json, the model the module tables measured).
+struct MlaShapes {
+  double hidden = 7168, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;
+};
+
+/// What the simulator runs for an MLA model: the joined module grid minus the GEMM-table projections, through
+/// the attention work model, plus the projections at the batch's tokens. Whole lines held out as for attention.
+OJson check_mla(const OpTable& t, const OpTable& gemm, bool decode, int sms, const MlaShapes& sh) {
+  Errors lengths, batches;
+  std::map<std::vector<std::string>, bool> configs;  // (kv dtype, gemm type, heads), ordered
+  for (const OpGrid& g : t.grids)
+    if (g.key.size() == 5) configs[{g.key[1], g.key[2], g.key[3]}] = true;
+  for (const auto& cfg : configs) {
+    const int heads = std::atoi(cfg.first[2].c_str());
+    MlaModuleGrid m;
+    if (!select_mla_module_grid(t, cfg.first[0], cfg.first[1], heads, m) || m.approx) continue;
+    // The simulator prices fp8_block checkpoints' projections from the fp8 GEMM grid (engine dtype fp8).
+    const OpGrid* gg = gemm.find({cfg.first[1] == "bfloat16" ? "bfloat16" : "fp8"});
+    if (!gg) continue;
+    const double h = heads;
+    const GemmCurve curves[] = {make_gemm_curve(*gg, sh.q_lora + sh.kv_lora + sh.rope, sh.hidden),
+                                make_gemm_curve(*gg, h * (sh.nope + sh.rope), sh.q_lora),
+                                make_gemm_curve(*gg, h * (sh.nope + sh.v), sh.kv_lora),
+                                make_gemm_curve(*gg, sh.hidden, h * sh.v)};
+    auto proj = [&curves](double tokens) {
+      double us = 0;
+      for (const GemmCurve& c : curves) us += c.us(tokens);
+      return us;
+    };
+    AttentionGeometry geo;
+    geo.heads = heads;
+    geo.kv_heads = 1;
+    geo.sms = sms;
+    const OpGrid& g = m.grid;
+    const auto& B = g.axes[0];
+    const auto& S = g.axes[1];
+    auto predict = [&](const AttentionPredictor& p, double b, double s) {
+      const double core =
+          decode ? p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), static_cast<std::int32_t>(s)))
+                 : p.prefill_us(std::vector<PrefillChunk>(
+                       static_cast<std::size_t>(b),
+                       PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
+      return core + proj(decode ? b : b * s);
+    };
+    for (int axis = 1; axis >= 0; --axis) {
+      const auto held = every_third(g.axes[static_cast<std::size_t>(axis)].size());
+      OpGrid r = drop(g, static_cast<std::size_t>(axis), held);
+      subtract_mla_projections(r, decode, proj);
+      AttentionPredictor p;
+      if (!p.build(r, decode, geo)) continue;
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double truth = g.values[i * S.size() + j];
+          if (!held[axis == 0 ? i : j] || std::isnan(truth)) continue;
+          (axis == 1 ? lengths : batches).add(predict(p, B[i], S[j]), truth);
+        }
+    }
+  }
+  OJson out;
+  out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
+                          : "every third interior isl (all batches), then every third interior batch size";
+  Errors both = lengths;
+  both.add_all(batches);
+  out["all"] = both.json();
+  out["lengths_held_out"] = lengths.json();
+  out["batches_held_out"] = batches.json();
+  return out;
+}
+
 // ------------------------------------------------------------------------------------------------ MoE
 
 struct GpuFacts {
@@ -386,6 +458,34 @@ int main(int argc, char** argv) {
   }
   if (load(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
   if (load(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
+  {
+    OpTable gemm, mla;
+    MlaShapes sh;
+    std::string text;
+    if (read_file(root + "/models/DeepSeek-V3.json", text)) {
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      if (!j.is_discarded() && j.contains("config")) {
+        const auto& c = j["config"];
+        sh.hidden = c.value("hidden_size", sh.hidden);
+        sh.q_lora = c.value("q_lora_rank", sh.q_lora);
+        sh.kv_lora = c.value("kv_lora_rank", sh.kv_lora);
+        sh.nope = c.value("qk_nope_head_dim", sh.nope);
+        sh.rope = c.value("qk_rope_head_dim", sh.rope);
+        sh.v = c.value("v_head_dim", sh.v);
+      }
+    }
+    // Module tables only (A100's older per-kernel MLA layout is not used by the simulator, so not checked).
+    if (load(dir + "gemm.json", gemm)) {
+      if (load(dir + "mla_context.json", mla)) {
+        OJson j = check_mla(mla, gemm, false, facts.sms, sh);
+        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
+      }
+      if (load(dir + "mla_generation.json", mla)) {
+        OJson j = check_mla(mla, gemm, true, facts.sms, sh);
+        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
+      }
+    }
+  }
   if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
   if (load(dir + "custom_allreduce.json", t)) fam["custom_allreduce"] = check_curves(t);
   if (load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);

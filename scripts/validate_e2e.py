@@ -6,10 +6,11 @@ Usage (from the repository root, after building):
     python3 scripts/validate_e2e.py                 # replay, write docs/validation.md (e2e section) and
                                                     # profiles/H100-SXM/<backend>/validation.json ("e2e")
     python3 scripts/validate_e2e.py --calibrate     # also fit the host constants with a held-out split by model
-    python3 scripts/validate_e2e.py --check         # replay and fail if the vLLM agg medians moved above the
-                                                    # recorded figures by more than the margin (used by ctest)
+    python3 scripts/validate_e2e.py --check         # replay the vLLM agg and all disagg rows and fail if a
+                                                    # group's medians moved above its recorded figures by more
+                                                    # than the margin (used by ctest)
 Options: --cli PATH (default build/native/servesim), --data DIR (default ../shared/data), --jobs N (2),
---backend vllm|trtllm|sglang|all (default all; --check uses vllm), --limit N (first N rows per group, quick look).
+--backend vllm|trtllm|sglang|all (default all), --limit N (first N rows per group, quick look).
 
 Each agg row becomes a closed-loop scenario: `batch_size` clients, each sending the next request when its previous
 one finishes; prompts of exactly `isl` tokens; outputs of osl-1, osl or osl+1 tokens (uniform, mean osl): identical
@@ -18,6 +19,20 @@ measured TPOT rises at short osl because prefills interleave with decodes); one 
 clients drift too. 8 x batch_size requests (at least 32). The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows:
 FP8 weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
 defaults (max_num_batched_tokens 8192, max_num_seqs 1024). Compared: mean TTFT and mean TPOT.
+
+Disaggregated rows become P/D scenarios: prefill_num_workers replicas of role P with the prefill_* parallelism,
+decode_num_workers replicas of role D with the decode_* parallelism, the KV cache moved over NVLink when all the
+row's GPUs fit one node and over the inter-node link otherwise. `batch_size` is empty in disagg rows; the
+prefill_/decode_batch_size columns are the configuration's per-worker batch, not the load. The client concurrency
+is the source's `silicon_concurrency=N` where the row records it, and decode_batch_size x decode_num_workers for the
+db-dump rows (those that also record silicon_concurrency agree exactly with the product). The
+aic-auto-gap-analysis disagg rows record neither and are not expressible: their decode_batch_size cannot be the
+load (vLLM Qwen3-32B: 224 requests of ~4.5k tokens per TP4 decode worker read ~33 GB of FP8 KV per GPU and step,
+>= 9.8 ms at 3.35 TB/s, above the measured 8.7 ms TPOT). Rows that leave num_workers empty (the
+2026-03-25/04-06 DeepSeek-R1 sweeps) are one P and one D replica, except where the columns demonstrably do not
+describe the run (layout_unknown: the measurement repeats a db-dump row with another layout, or one recorded point
+carries two different measurements). Rows with attention_dp_size > 1 on either side are not expressible until DP
+attention is simulated.
 
 Standard library only; deterministic (the simulator is).
 """
@@ -28,6 +43,7 @@ import datetime
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -51,6 +67,11 @@ MODELS = {
 PARAMS = ["iteration_us", "per_request_us"]
 # Gate for --check: the recorded medians may not grow by more than this (percentage points).
 CHECK_MARGIN_PP = 1.0
+# Groups --check replays and gates against their recorded figures.
+CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang disagg")
+# Held-out splits for backends whose agg rows cover one model only (a split by model is impossible): a physical
+# axis the host constants should not depend on. (column, held-out values)
+SPLITS = {"sglang": [("tp_size", ("8",)), ("isl", ("4096",))]}
 
 
 def num(s, default=0):
@@ -60,10 +81,34 @@ def num(s, default=0):
         return default
 
 
+def concurrency(r):
+    """Closed-loop client count of a row (see the docstring for disagg rows); 0 when unknown."""
+    if r["mode"] == "agg":
+        return num(r["batch_size"])
+    m = re.search(r"silicon_concurrency=(\d+)", r["silicon_data_source"])
+    if m:
+        return int(m.group(1))
+    if "workflow_run_id" in r["silicon_data_source"]:  # db-dump rows: concurrency = decode batch x workers
+        return num(r["decode_batch_size"]) * num(r["decode_num_workers"])
+    return 0
+
+
+def parallelism(r, prefix, moe):
+    """(parts, None) or (None, reason) for one side's columns (prefix "" for agg, "prefill_"/"decode_")."""
+    tp, pp = max(1, num(r[prefix + "tp_size"], 1)), max(1, num(r[prefix + "pp_size"], 1))
+    dp = max(1, num(r[prefix + "attention_dp_size"], 1))
+    mtp, mep = max(1, num(r[prefix + "moe_tp_size"], 1)), max(1, num(r[prefix + "moe_ep_size"], 1))
+    if not moe or (num(r[prefix + "moe_tp_size"]) <= 0 and num(r[prefix + "moe_ep_size"]) <= 0):
+        mtp, mep = tp * dp, 1
+    if r["mode"] == "disagg" and dp > 1:
+        return None, "attention_dp_size > 1 (DP attention is not simulated yet)"
+    if mtp * mep != tp * dp:
+        return None, "parallelism tp %d x dp %d != moe_tp %d x moe_ep %d" % (tp, dp, mtp, mep)
+    return {"pp": pp, "tp": tp, "dp": dp, "mtp": mtp, "mep": mep}, None
+
+
 def classify(r):
     """(scenario parts, None) or (None, reason the row cannot be expressed)."""
-    if r["mode"] != "agg":
-        return None, "disaggregated (P/D) row: replaying P/D needs per-role worker layouts; agg rows first"
     model = MODELS.get(r["model_path"])
     if model is None:
         return None, "model %s is not bundled in profiles/models" % r["model_path"]
@@ -71,30 +116,75 @@ def classify(r):
     if "fp4" in prec or "int4" in prec:
         return None, "%s weights: no FP4/INT4 dtype in the simulator" % prec
     fp8 = prec.startswith("fp8")
-    tp, pp = max(1, num(r["tp_size"], 1)), max(1, num(r["pp_size"], 1))
-    dp = max(1, num(r["attention_dp_size"], 1))
-    mtp, mep = max(1, num(r["moe_tp_size"], 1)), max(1, num(r["moe_ep_size"], 1))
     moe = model in ("Qwen3-235B-A22B", "DeepSeek-V3")
-    if not moe:
-        mtp, mep = tp * dp, 1
-    if mtp * mep != tp * dp:
-        return None, "parallelism tp %d x dp %d != moe_tp %d x moe_ep %d" % (tp, dp, mtp, mep)
-    return {"model": model, "fp8": fp8, "tp": tp, "pp": pp, "dp": dp, "mtp": mtp, "mep": mep}, None
+    parts = {"model": model, "fp8": fp8, "concurrency": concurrency(r)}
+    if r["mode"] == "agg":
+        par, why = parallelism(r, "", moe)
+        if par is None:
+            return None, why
+        parts.update(par)
+    else:
+        for side in ("prefill", "decode"):
+            par, why = parallelism(r, side + "_", moe)
+            if par is None:
+                return None, why
+            par["workers"] = max(1, num(r[side + "_num_workers"], 1))
+            parts[side] = par
+    if parts["concurrency"] <= 0:
+        return None, ("client concurrency not recorded (aic-auto-gap-analysis rows: the batch sizes are the "
+                      "configuration's; at decode_batch_size per worker the measured TPOT would be below the KV-read "
+                      "time alone)")
+    if r["mode"] == "agg":
+        return parts, None
+    gpus = sum(parts[s]["workers"] * parts[s]["pp"] * parts[s]["tp"] * parts[s]["dp"] for s in ("prefill", "decode"))
+    parts["link"] = "nvlink" if gpus <= 8 else "inter_node"
+    return parts, None
+
+
+def layout_unknown(rows):
+    """Disagg rows whose columns do not identify the run, by id -> reason. Rows that leave num_workers empty are
+    replayed as 1P1D with the recorded TP, which is only right when those columns describe the run: not when the
+    measurement is one of a db-dump row (whose recorded layout differs), nor when two different measurements share
+    the same recorded layout, isl, osl and concurrency (two configurations folded into one description)."""
+    def meas(r):
+        return round(float(r["silicon_ttft_ms"]), 3), round(float(r["silicon_tpot_ms"]), 3)
+    dump = {meas(r): r["id"] for r in rows if "workflow_run_id" in r["silicon_data_source"]}
+    blank = [r for r in rows if r["mode"] == "disagg" and not r["prefill_num_workers"]]
+    points = {}
+    for r in blank:
+        points.setdefault((r["backend"], r["model_path"], r["isl"], r["osl"], concurrency(r)), set()).add(meas(r))
+    out = {}
+    for r in blank:
+        if meas(r) in dump:
+            out[r["id"]] = ("worker counts not recorded and the measurement is that of a db-dump row with another "
+                            "layout (prefill attention DP 16, 2-3 decode workers)")
+        elif len(points[(r["backend"], r["model_path"], r["isl"], r["osl"], concurrency(r))]) > 1:
+            out[r["id"]] = ("worker counts not recorded and the same recorded layout, isl, osl and concurrency carry "
+                            "two different measurements (two configurations)")
+    return out
 
 
 def scenario(r, parts, host):
-    bs, isl, osl = num(r["batch_size"]), num(r["isl"]), num(r["osl"])
+    bs, isl, osl = parts["concurrency"], num(r["isl"]), num(r["osl"])
     engine = {"backend": r["backend"], "max_num_seqs": 1024, "max_num_batched_tokens": 8192,
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
     if parts["fp8"]:
         engine["kv_cache_dtype"] = "fp8"
     if host:
         engine["host"] = host
-    role = {"role": "C", "replicas": 1,
-            "parallelism": {"pp": parts["pp"], "tp_attn": parts["tp"], "dp_attn": parts["dp"],
-                            "tp_ffn": parts["mtp"], "ep_ffn": parts["mep"]}}
+
+    def par(p):
+        return {"pp": p["pp"], "tp_attn": p["tp"], "dp_attn": p["dp"], "tp_ffn": p["mtp"], "ep_ffn": p["mep"]}
+    if r["mode"] == "agg":
+        deployment = {"roles": [{"role": "C", "replicas": 1, "parallelism": par(parts)}]}
+    else:
+        deployment = {"kv_transfer": {"link": parts["link"]},
+                      "roles": [{"role": "P", "replicas": parts["prefill"]["workers"],
+                                 "parallelism": par(parts["prefill"])},
+                                {"role": "D", "replicas": parts["decode"]["workers"],
+                                 "parallelism": par(parts["decode"])}]}
     return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": "H100-SXM"},
-            "engine": engine, "deployment": {"roles": [role]},
+            "engine": engine, "deployment": deployment,
             "workload": {"num_requests": max(8 * bs, 32),
                          "arrival": {"process": "closed_loop", "max_concurrency": bs},
                          "input_len": {"dist": "fixed", "value": isl},
@@ -261,12 +351,18 @@ def main():
     if not os.path.exists(args.cli):
         sys.exit("simulator not built: %s" % args.cli)
     all_rows = list(csv.DictReader(open(os.path.join(args.data, SILICON))))
-    backends = ["vllm"] if args.check else (["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend])
+    backends = ["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend]
     expressible, skipped = [], {}
+    unknown_layout = layout_unknown(all_rows)
     for r in all_rows:
         if r["backend"] not in backends:
             continue
+        # --check replays the vLLM agg rows and every disagg row (the gated groups, see CHECK_GROUPS)
+        if args.check and "%s %s" % (r["backend"], r["mode"]) not in CHECK_GROUPS:
+            continue
         parts, why = classify(r)
+        if parts is not None and r["id"] in unknown_layout:
+            parts, why = None, unknown_layout[r["id"]]
         if parts is None:
             skipped.setdefault((r["backend"], r["mode"], why), []).append(r["id"])
         else:
@@ -285,12 +381,27 @@ def main():
         calib = {}
         if args.calibrate:
             for b in backends:
-                rows_b = [x for x in expressible if x[0]["backend"] == b]
+                rows_b = [x for x in expressible if x[0]["backend"] == b and x[0]["mode"] == "agg"]
                 models = sorted({p["model"] for _, p in rows_b})
-                if len(models) < 2:
-                    continue
                 start = {"iteration_us": 800.0, "per_request_us": 20.0}
                 folds = []
+                if len(models) < 2 and b in SPLITS and rows_b:
+                    # One model: hold out by a physical axis instead (SPLITS), then fit on all rows.
+                    for col, held in SPLITS[b]:
+                        train = [x for x in rows_b if x[0][col] not in held]
+                        test = [x for x in rows_b if x[0][col] in held]
+                        print("calibrating %s without %s %s (%d train rows)" % (b, col, "/".join(held), len(train)),
+                              file=sys.stderr)
+                        th = fit(args.cli, train, start, args.jobs, tmp, b)
+                        sims = simulate(args.cli, rows_b, {b: th}, args.jobs, tmp)
+                        folds.append({"held_out_model": "%s %s" % (col, "/".join(held)), "constants": th,
+                                      "train": summary(errors(train, sims)), "test": summary(errors(test, sims))})
+                    print("calibrating %s on all its rows" % b, file=sys.stderr)
+                    th = fit(args.cli, rows_b, start, args.jobs, tmp, b)
+                    calib[b] = {"constants_all_models": th, "fitted_on": "all %d rows" % len(rows_b), "folds": folds}
+                    continue
+                if len(models) < 2:
+                    continue
                 if len(models) > 2:
                     # Leave-one-model-out is too slow here: fit on the first model only, test on the others, and
                     # keep those constants (every other model stays held out).
@@ -328,47 +439,62 @@ def main():
             calib[b] = rec["calibration"]
     groups = []
     for b in backends:
-        for mode in ("agg",):
+        for mode in ("agg", "disagg"):
             e = [x for x in errs if x[0]["backend"] == b and x[0]["mode"] == mode]
             groups.append(("%s %s" % (b, mode), summary(e)))
     per_model = []
     for b in backends:
-        for m in sorted({p["model"] for r, p in expressible if r["backend"] == b}):
-            ids = {r["id"] for r, p in expressible if r["backend"] == b and p["model"] == m}
-            per_model.append(("%s %s" % (b, m), summary([x for x in errs if x[0]["id"] in ids])))
-    vllm = dict(groups).get("vllm agg", {"n": 0})
+        for mode in ("agg", "disagg"):
+            for m in sorted({p["model"] for r, p in expressible if r["backend"] == b and r["mode"] == mode}):
+                ids = {r["id"] for r, p in expressible if r["backend"] == b and r["mode"] == mode and p["model"] == m}
+                per_model.append(("%s %s %s" % (b, mode, m), summary([x for x in errs if x[0]["id"] in ids])))
 
     if args.check:
-        path = os.path.join(ROOT, "profiles", "H100-SXM", "vllm", "validation.json")
-        rec = json.load(open(path))["e2e"]["vllm agg"]["summary"]
-        bad = []
-        for k in ("ttft_median_abs_pct", "tpot_median_abs_pct"):
-            if vllm.get(k, 1e9) > rec[k] + CHECK_MARGIN_PP:
-                bad.append("%s %.1f%% > recorded %.1f%% + %.1f" % (k, vllm.get(k, -1), rec[k], CHECK_MARGIN_PP))
-        if vllm.get("n", 0) < rec["n"]:
-            bad.append("only %d of %d rows replayed" % (vllm.get("n", 0), rec["n"]))
+        bad, done = [], []
+        for name in CHECK_GROUPS:
+            b = name.split()[0]
+            if b not in backends:
+                continue
+            got = dict(groups).get(name, {"n": 0})
+            path = os.path.join(ROOT, "profiles", "H100-SXM", "trtllm" if b == "trtllm" else "vllm", "validation.json")
+            rec = json.load(open(path)).get("e2e", {}).get(name, {}).get("summary")
+            if rec is None:
+                if got.get("n"):
+                    bad.append("%s: no recorded figures in %s" % (name, os.path.relpath(path, ROOT)))
+                continue
+            for k in ("ttft_median_abs_pct", "tpot_median_abs_pct"):
+                if got.get(k, 1e9) > rec[k] + CHECK_MARGIN_PP:
+                    bad.append("%s %s %.1f%% > recorded %.1f%% + %.1f" % (name, k, got.get(k, -1), rec[k],
+                                                                         CHECK_MARGIN_PP))
+            if got.get("n", 0) < rec["n"]:
+                bad.append("%s: only %d of %d rows replayed" % (name, got.get("n", 0), rec["n"]))
+            if got.get("n"):
+                done.append("%s: TTFT median |err| %.1f%%, TPOT %.1f%% (recorded %.1f%%, %.1f%%; %d rows)" % (
+                    name, got["ttft_median_abs_pct"], got["tpot_median_abs_pct"], rec["ttft_median_abs_pct"],
+                    rec["tpot_median_abs_pct"], got["n"]))
+        print("\n".join(done))
         if bad:
             sys.exit("end-to-end error regressed: " + "; ".join(bad))
-        print("vLLM agg: TTFT median |err| %.1f%%, TPOT %.1f%% (recorded %.1f%%, %.1f%%; %d rows)" % (
-            vllm["ttft_median_abs_pct"], vllm["tpot_median_abs_pct"], rec["ttft_median_abs_pct"],
-            rec["tpot_median_abs_pct"], vllm["n"]))
         return
 
     lines = ["## End-to-end: silicon_h100.csv replayed", "",
              "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
                  datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
-             "Protocol: see the script's docstring (closed loop, concurrency = batch_size, fixed isl, osl +- 1 token, "
-             "8 x batch_size requests, the row's parallelism/dtype/backend). Errors are (simulated - measured) / "
+             "Protocol: see the script's docstring (closed loop, concurrency = batch_size for agg rows and the "
+             "recorded silicon_concurrency for disagg rows, fixed isl, osl +- 1 token, 8 x concurrency requests, the "
+             "row's parallelism/dtype/backend; disagg rows as P/D scenarios with the row's worker counts and per-role "
+             "parallelism). Errors are (simulated - measured) / "
              "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT.",
              ""]
-    lines += md_table("backend, mode", groups) + [""] + md_table("backend, model", per_model) + [""]
+    lines += md_table("backend, mode", groups) + [""] + md_table("backend, mode, model", per_model) + [""]
     if calib:
-        lines += ["### Calibration of the host constants (held-out split by model)", ""]
+        lines += ["### Calibration of the host constants (held-out split by model; by TP size and ISL for SGLang, "
+                  "which has one model)", ""]
         for b, c in calib.items():
             lines.append("%s, constants in use (fitted on %s): %s" % (
                 b, c.get("fitted_on", "all its models"),
                 ", ".join("`%s` = %s" % kv for kv in sorted(c["constants_all_models"].items()))))
-            lines += ["", "| held-out model | constants fitted on the others | train TTFT / TPOT median abs | "
+            lines += ["", "| held out | constants fitted on the others | train TTFT / TPOT median abs | "
                           "held-out TTFT / TPOT median abs |", "|---|---|---|---|"]
             for f in c["folds"]:
                 lines.append("| %s | %s | %.1f%% / %.1f%% | %.1f%% / %.1f%% |" % (
@@ -388,12 +514,14 @@ def main():
             r["id"], s[0], float(r["silicon_ttft_ms"]), et * 100, s[1], float(r["silicon_tpot_ms"]), ep * 100))
     replace_section(DOC, "e2e", "\n".join(lines))
     for b in backends:
-        g = dict(groups).get("%s agg" % b)
-        if g and g.get("n"):
-            entry = {"summary": g, "command": "python3 scripts/validate_e2e.py", "date": datetime.date.today().isoformat()}
-            if b in calib:
-                entry["calibration"] = calib[b]
-            update_validation_json("trtllm" if b == "trtllm" else "vllm", "%s agg" % b, entry)
+        for mode in ("agg", "disagg"):
+            g = dict(groups).get("%s %s" % (b, mode))
+            if g and g.get("n"):
+                entry = {"summary": g, "command": "python3 scripts/validate_e2e.py",
+                         "date": datetime.date.today().isoformat()}
+                if b in calib and mode == "agg":
+                    entry["calibration"] = calib[b]
+                update_validation_json("trtllm" if b == "trtllm" else "vllm", "%s %s" % (b, mode), entry)
     for name, s in groups + per_model:
         if s.get("n"):
             print("%-28s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"

@@ -29,7 +29,8 @@ import gen_tables  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
 DOC = os.path.join(ROOT, "docs", "validation.md")
-FAMILY_ORDER = ["gemm", "attention_prefill", "attention_decode", "moe", "custom_allreduce", "nccl"]
+FAMILY_ORDER = ["gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
+                "custom_allreduce", "nccl"]
 
 
 def load_json(path, default=None):
@@ -132,7 +133,9 @@ def main():
              "Command: `python3 scripts/validate_ops.py` (%s). Tool: `servesim_opcheck`, the simulator's own C++ "
              "predictors. Whole grid lines are held out (shapes, not random rows): GEMM every other interior n, then "
              "every other interior k (all m); attention every third interior length, then every third interior "
-             "batch size; MoE every third interior token count; collectives every other message size. Absolute "
+             "batch size (MLA: the DeepSeek-V3 module tables, predicted as the simulator does: module minus "
+             "GEMM-table projections through the work model, plus the projections); MoE every third interior "
+             "token count; collectives every other message size. Absolute "
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%." % today, ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max |", "|---|---|---|---|---|---|"]
     for rep in results:

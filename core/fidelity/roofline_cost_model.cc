@@ -167,7 +167,7 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wai
   if (m_.is_moe()) {
     const MoeLayerTime mt = moe_layer(T);
     add(OpFamily::kMoe, moe_layers * moe_experts_ns(T));
-    if (p_.ep_ffn > 1) add(OpFamily::kAllToAll, moe_layers * (mt.dispatch_us + mt.combine_us) * 1e3);
+    (void)mt;  // TP attention: tokens are on every rank, the closing all-reduce is the combine (no all-to-all)
   }
 
   // Attention: causal prefill chunks and decode reads, each one varlen kernel per layer.
@@ -239,7 +239,9 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
       const MoeLayerTime mt = moe_layer(T);
       const double moe_layers = static_cast<double>(m_.moe_layers());
       add(OpFamily::kMoe, moe_layers * moe_experts_ns(T));
-      if (p_.ep_ffn > 1) add(OpFamily::kAllToAll, moe_layers * (mt.dispatch_us + mt.combine_us) * 1e3);
+      // Dispatch and combine when DP attention partitions the tokens; on F the A/F transfers are both.
+      if (p_.ep_ffn > 1 && p_.dp_attn > 1 && part_ == CostPart::kWhole)
+        add(OpFamily::kAllToAll, moe_layers * (mt.dispatch_us + mt.combine_us) * 1e3);
     }
     add(OpFamily::kAllReduce, L * all_reduce_ns(T * H * a_bytes_, p_.tp_ffn));
   }

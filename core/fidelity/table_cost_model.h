@@ -6,6 +6,7 @@
 ///   gemm               GEMM table, interpolated over (n, k) once per model shape into a curve of tokens m
 ///   moe                fused-MoE table at the batch's tokens x the sampled-assignment slowest-rank ratio
 ///   attention_*        attention tables through the per-request work model (attention_model.h)
+///                      MLA models: the module tables minus the GEMM-table projections (mla_module_table.h)
 ///   all_reduce         custom all-reduce (graph / eager) or NCCL table by message size
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
 ///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
@@ -25,6 +26,7 @@
 #include "core/fidelity/cost_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/interpolation.h"
+#include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
 #include "core/fidelity/roofline_cost_model.h"
@@ -55,6 +57,7 @@ struct ProfileTables {
   std::string table_backend;      ///< backend whose tables were found ("vllm" for sglang)
   std::string backend_version;
   OpTable gemm, context_attention, generation_attention, moe, custom_allreduce, nccl;
+  OpTable mla_context, mla_generation;  ///< MLA module tables (loaded for MLA models only)
   std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
 };
@@ -121,6 +124,9 @@ class TableCostModel : public CostModel {
   double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
   void build_gemms();
   void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx);
+  /// MLA models: attention core from the module tables minus the GEMM-table projections (mla_module_table.h).
+  void build_mla_attention(const OpTable& t, bool decode, MlaModuleGrid& grid, AttentionPredictor& out,
+                           double& head_scale, bool& approx);
   void build_moe();
   double elementwise_us(double tokens) const;
   double elementwise_attn_us(double tokens) const;
@@ -146,6 +152,7 @@ class TableCostModel : public CostModel {
   AttentionPredictor prefill_, decode_;
   double prefill_scale_ = 1, decode_scale_ = 1;  // heads on this GPU / heads of the grid used
   bool prefill_approx_ = false, decode_approx_ = false;
+  MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined module grids turned into attention-core grids
   MoePredictor moe_;
   MoeRankCost moe_rank_;
   MoeRouting routing_ = MoeRouting::kUniform;

@@ -9,22 +9,23 @@ using namespace servesim;
 
 namespace {
 
-Parallelism ep_par(int ep) {
+Parallelism ep_par(int ep, int dp_attn = 1) {
   Parallelism p;
-  p.tp_attn = ep;
+  p.tp_attn = ep / dp_attn;
+  p.dp_attn = dp_attn;
   p.tp_ffn = 1;
   p.ep_ffn = ep;
   return p;
 }
 
-std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep) {
+std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep, int dp_attn = 1) {
   ProfileTables t;
   std::string err;
   const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
   REQUIRE(load_profile_tables(test::catalog(), gpu, "vllm", m, t, err));
   EfficiencyCurves c;
   load_efficiency_curves(test::catalog(), c);
-  return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), ep_par(ep), EngineOptions{}, std::move(t),
+  return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), ep_par(ep, dp_attn), EngineOptions{}, std::move(t),
                                           std::move(c), 7);
 }
 
@@ -72,12 +73,19 @@ TEST_CASE("the all-to-all grows with tokens and with the expert-parallel group",
                         EngineOptions{});
   CHECK(r8.all_to_all_ns(8192) > r8.all_to_all_ns(64));
   CHECK(r16.all_to_all_ns(16384) > r8.all_to_all_ns(8192));
-  // A priced batch carries dispatch + combine for every MoE layer.
-  const BatchCost c = ep8->price(decode_batch(64, 1000));
+  // With TP attention every rank already holds every token and the closing all-reduce is the combine: a priced
+  // batch has no all-to-all. With DP attention (8 groups of tp 1) tokens are partitioned, so every MoE layer
+  // carries a dispatch and a combine.
+  CHECK(fam(ep8->price(decode_batch(64, 1000)), OpFamily::kAllToAll) == 0);
+  auto dp8 = table_model("H100-SXM", 8, 8);
+  const BatchCost c = dp8->price(decode_batch(64, 1000));
   CHECK(fam(c, OpFamily::kAllToAll) > 0);
   const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
   CHECK(static_cast<double>(fam(c, OpFamily::kAllToAll)) ==
-        Approx(static_cast<double>(m.moe_layers()) * 2 * ep8->all_to_all_us(64) * 1e3).margin(1.0));
+        Approx(static_cast<double>(m.moe_layers()) * 2 * dp8->all_to_all_us(64) * 1e3).margin(1.0));
+  RooflineCostModel rdp(m, test::bundled_gpu("H100-SXM"), ep_par(8, 8), EngineOptions{});
+  CHECK(fam(rdp.price(decode_batch(64, 1000)), OpFamily::kAllToAll) > 0);
+  CHECK(fam(r8.price(decode_batch(64, 1000)), OpFamily::kAllToAll) == 0);
 }
 
 TEST_CASE("skewed routing makes the combine wait longer for the slowest rank than balanced routing",

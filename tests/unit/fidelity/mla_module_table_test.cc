@@ -1,0 +1,133 @@
+#include "core/fidelity/mla_module_table.h"
+
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/table_cost_model.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+EngineOptions fp8_engine() {
+  EngineOptions e;
+  e.dtype = "fp8";
+  e.kv_cache_dtype = "fp8";
+  return e;
+}
+
+std::unique_ptr<CostModel> deepseek(int tp, const EngineOptions& e) {
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = tp;
+  std::string err;
+  auto c = make_cost_model(test::bundled_model("DeepSeek-V3"), test::bundled_gpu("H100-SXM"), p, e,
+                           &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  REQUIRE(c);
+  return c;
+}
+
+OpTable table(const std::string& file) {
+  auto text = test::catalog().load_text("H100-SXM/vllm", file);
+  REQUIRE(text);
+  OpTable t;
+  REQUIRE(parse_op_table(*text, t).empty());
+  return t;
+}
+
+double cell(const OpGrid& g, double b, double s) {
+  std::size_t i = 0, j = 0;
+  while (i < g.axes[0].size() && g.axes[0][i] != b) ++i;
+  while (j < g.axes[1].size() && g.axes[1][j] != s) ++j;
+  REQUIRE(i < g.axes[0].size());
+  REQUIRE(j < g.axes[1].size());
+  return g.values[i * g.axes[1].size() + j];
+}
+
+// DeepSeek-V3 MLA projections of one layer at TP 8 (16 heads per GPU), as build_gemms prices them.
+double projections_us(TableCostModel& tm, double m) {
+  const double H = 7168, heads = 16;
+  return tm.gemm_us(m, 1536 + 512 + 64, H, true) + tm.gemm_us(m, heads * (128 + 64), 1536, true) +
+         tm.gemm_us(m, heads * (128 + 128), 512, true) + tm.gemm_us(m, H, heads * 128, true);
+}
+
+}  // namespace
+
+TEST_CASE("DeepSeek-V3 attention is priced from the MLA module tables and the result names them", "[fidelity][mla]") {
+  auto c = deepseek(8, fp8_engine());
+  CHECK(c->source(OpFamily::kAttentionPrefill) == PriceSource::kTable);
+  CHECK(c->source(OpFamily::kAttentionDecode) == PriceSource::kTable);
+  CHECK(c->report().kind == "table");
+  CHECK_THAT(c->describe(), Catch::Contains("mla_generation[FLASHMLA fp8 kv, fp8_block, 16 heads]"));
+  CHECK_THAT(c->describe(), Catch::Contains("mla_context[FLASHMLA+FLASH_ATTN fp8 kv, fp8_block, 16 heads]"));
+}
+
+TEST_CASE("the module grids of one configuration are joined across kernels", "[fidelity][mla]") {
+  const OpTable t = table("mla_context.json");
+  MlaModuleGrid g;
+  REQUIRE(select_mla_module_grid(t, "bfloat16", "bfloat16", 16, g));
+  CHECK(g.kernels == "FLASH_ATTN+FLASH_ATTN_MLA");
+  CHECK_FALSE(g.approx);
+  const OpGrid* long_isl = t.find({"FLASH_ATTN", "bfloat16", "bfloat16", "16", "1"});
+  const OpGrid* short_isl = t.find({"FLASH_ATTN_MLA", "bfloat16", "bfloat16", "16", "1"});
+  REQUIRE(long_isl != nullptr);
+  REQUIRE(short_isl != nullptr);
+  CHECK(cell(g.grid, 4, 512) == cell(*short_isl, 4, 512));
+  CHECK(cell(g.grid, 4, 8192) == cell(*long_isl, 4, 8192));
+  // A head count the data lacks takes the nearest one and is flagged.
+  MlaModuleGrid near;
+  REQUIRE(select_mla_module_grid(t, "bfloat16", "bfloat16", 12, near));
+  CHECK(near.heads == 16);
+  CHECK(near.approx);
+}
+
+TEST_CASE("a uniform MLA batch costs exactly the module measurement at grid points", "[fidelity][mla]") {
+  auto c = deepseek(8, fp8_engine());
+  auto* tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  const OpTable gen = table("mla_generation.json");
+  const OpGrid* g = gen.find({"FLASHMLA", "fp8", "fp8_block", "16", "1"});
+  REQUIRE(g != nullptr);
+  for (int b : {8, 64}) {
+    const double module = cell(*g, b, 4096);
+    bool ex = false;
+    const double core = tm->decode_attention_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), 4096), &ex);
+    CHECK_FALSE(ex);
+    CHECK(core > kMlaCoreFloorShare * module);  // the subtraction, not the floor, set this cell
+    CHECK(core + projections_us(*tm, b) == Approx(module).epsilon(1e-9));
+  }
+  const OpTable ctx = table("mla_context.json");
+  const OpGrid* p = ctx.find({"FLASH_ATTN", "fp8", "fp8_block", "16", "1"});
+  REQUIRE(p != nullptr);
+  const double module = cell(*p, 2, 1024);
+  std::vector<PrefillChunk> chunks(2);
+  for (PrefillChunk& ch : chunks) ch.q = ch.context = 1024;
+  bool ex = false;
+  const double core = tm->prefill_attention_us(chunks, &ex);
+  CHECK_FALSE(ex);
+  CHECK(core + projections_us(*tm, 2048) == Approx(module).epsilon(1e-9));
+}
+
+TEST_CASE("MLA decode cost grows with context and batch", "[fidelity][mla]") {
+  auto c = deepseek(8, fp8_engine());
+  auto* tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  double last = 0;
+  for (int ctx : {512, 2048, 8192, 32768}) {
+    const double us = tm->decode_attention_us(std::vector<std::int32_t>(32, ctx));
+    CHECK(us > last);
+    last = us;
+  }
+  CHECK(tm->decode_attention_us(std::vector<std::int32_t>(64, 8192)) >
+        tm->decode_attention_us(std::vector<std::int32_t>(32, 8192)));
+  // A mixed batch costs more than its short uniform batch; with split-KV the long requests' CTAs set the time,
+  // so it may come close to the long uniform batch, but not beyond it by more than the residual's spread.
+  std::vector<std::int32_t> mixed(32, 512);
+  for (int i = 0; i < 16; ++i) mixed[static_cast<std::size_t>(i)] = 8192;
+  const double m = tm->decode_attention_us(mixed);
+  CHECK(m > tm->decode_attention_us(std::vector<std::int32_t>(32, 512)));
+  CHECK(m < 1.05 * tm->decode_attention_us(std::vector<std::int32_t>(32, 8192)));
+}
