@@ -98,6 +98,8 @@ export class SweepPool {
     const cancelled = new Promise((resolve) => (run.resolveCancel = resolve));
     const work = (async () => {
       const t0 = performance.now();
+      // Every worker loads its module and profiles manifest while lane 0 expands the sweep.
+      for (let i = 1; i < this.size; i++) this._lane(i).send(Msg.INIT, {}).catch(() => {});
       expansion = await this.expand(sweep);
       if (run.cancelled) return null;
       onExpanded?.(expansion);
