@@ -24,7 +24,7 @@ const cases = [
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 console.log(`machine: ${arch()}, ${cpus().length} cores, ${platform()}, Node ${process.version}; best of ${REPS}`);
-for (const f of ['servesim.js', 'servesim.wasm', 'servesim.data']) {
+for (const f of ['servesim.js', 'servesim.wasm', 'profiles_files.json']) {
   const b = readFileSync(new URL(f, ASSETS));
   console.log(`  ${f.padEnd(14)} ${kb(b.length).padStart(11)} raw ${kb(gzipSync(b, {level: 9}).length).padStart(10)} gzip -9`);
 }
@@ -34,7 +34,7 @@ for (let i = 0; i < 2; ++i) {
   await loadWasm();
   starts.push(performance.now() - t0);
 }
-console.log(`  module start-up (import, compile, instantiate, unpack profiles): first ${starts[0].toFixed(0)} ms, ` +
+console.log(`  module start-up (import, compile, instantiate, read every profile from disk): first ${starts[0].toFixed(0)} ms, ` +
   `again ${starts[1].toFixed(0)} ms`);
 
 const M = await loadWasm();

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A benchmark of the web app (not a test): asset sizes raw and gzipped, time to interactive, and the request
 // timeline's frame time with 100k requests, in headless Debian Chromium. Needs web/assets built
-// (scripts/build_wasm, scripts/build_web). Usage: node scripts/bench_web.mjs [--requests N]
+// (scripts/build_wasm, scripts/build_web). Also the bytes the local server sent until the default preset's
+// first result (profiles are fetched on demand: web/lib/profiles.js).
+// Usage: node scripts/bench_web.mjs [--requests N] [--first-result-only]
 import {readFileSync, readdirSync, statSync, existsSync} from 'node:fs';
 import {gzipSync} from 'node:zlib';
 import {join, relative} from 'node:path';
@@ -20,12 +22,14 @@ function files(dir) {
 }
 
 function sizes() {
-  const all = files(WEB).filter((p) => !p.includes(`${join('assets', 'presets')}`) && !p.endsWith('.md'));
-  const groups = {wasm: [], 'wasm glue (servesim.js)': [], 'profiles (servesim.data)': [], 'uPlot': [], 'page (html, css, js)': []};
+  const all = files(process.env.SERVESIM_WEB_ROOT ?? WEB).filter((p) => !p.includes(`${join('assets', 'presets')}`) && !p.endsWith('.md'));
+  const groups = {wasm: [], 'wasm glue (servesim.js)': [], 'profiles (servesim.data)': [], 'profiles (on demand: manifest + files)': [],
+    'uPlot': [], 'page (html, css, js)': []};
   for (const p of all) {
-    const name = relative(WEB, p);
+    const name = relative(process.env.SERVESIM_WEB_ROOT ?? WEB, p);
     const key = name.endsWith('.wasm') ? 'wasm' : name === 'assets/servesim.js' ? 'wasm glue (servesim.js)'
-      : name.endsWith('.data') ? 'profiles (servesim.data)' : /uplot/i.test(name) ? 'uPlot' : /\.(html|css|js|mjs)$/.test(name) ? 'page (html, css, js)' : null;
+      : name.endsWith('.data') ? 'profiles (servesim.data)'
+      : name.startsWith('assets/profiles/') || name === 'assets/profiles_files.json' ? 'profiles (on demand: manifest + files)' : /uplot/i.test(name) ? 'uPlot' : /\.(html|css|js|mjs)$/.test(name) ? 'page (html, css, js)' : null;
     if (key) groups[key].push(p);
   }
   console.log('\nAsset sizes (raw / gzip -9):');
@@ -41,8 +45,10 @@ const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const pct = (a, q) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * q))];
 
 async function timeToInteractive(browser) {
-  const interactive = [], ready = [], first = [];
+  const interactive = [], ready = [], first = [], bytes = [];
+  let files = [];
   for (let i = 0; i < 3; i++) {
+    browser.served.length = 0;
     const page = await browser.open(null);
     const t0 = Date.now();
     await page.goto(browser.url);
@@ -53,6 +59,8 @@ async function timeToInteractive(browser) {
     await waitState(page, ['completed']);
     await page.waitForFunction(() => document.querySelector('.timeline-canvas')?.dataset.frameMs);
     first.push(Date.now() - t0);
+    bytes.push(browser.served.reduce((a, [, n]) => a + n, 0));
+    files = browser.served.filter(([p]) => /servesim\.data|assets\/profiles/.test(p));
     await page.close();
   }
   console.log(`\nTime to interactive, median of 3 loads from 127.0.0.1 (no cache):`);
@@ -60,6 +68,10 @@ async function timeToInteractive(browser) {
   line('page usable (presets, editor)', median(interactive));
   line('simulator ready (wasm + profiles loaded, Run enabled)', median(ready));
   line('first result drawn (default preset, 1,000 requests)', median(first));
+  if (browser.served.length || bytes[0]) {
+    console.log(`  bytes sent by the server until the first result: ${kb(median(bytes))} (all files, median of 3)`);
+    console.log(`  profile data among them: ${files.map(([p, n]) => `${p} ${kb(n)}`).join(', ')}`);
+  }
 }
 
 async function timelineFrames(browser) {
@@ -111,7 +123,7 @@ async function timelineFrames(browser) {
   }
 }
 
-for (const f of process.env.SERVESIM_WEB_URL ? [] : ['assets/servesim.wasm', 'assets/uplot.mjs', 'sim_client.js']) {
+for (const f of process.env.SERVESIM_WEB_URL || process.env.SERVESIM_WEB_ROOT ? [] : ['assets/servesim.wasm', 'assets/uplot.mjs', 'sim_client.js']) {
   if (!existsSync(join(WEB, f))) { console.error(`web/${f} is missing: run scripts/build_wasm and scripts/build_web`); process.exit(1); }
 }
 console.log(`machine: ${os.arch()}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}; headless Chromium (software rendering)`);
@@ -119,7 +131,7 @@ sizes();
 const browser = await startBrowser();
 try {
   await timeToInteractive(browser);
-  await timelineFrames(browser);
+  if (!process.argv.includes('--first-result-only')) await timelineFrames(browser);
 } finally {
   await browser.close();
 }

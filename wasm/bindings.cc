@@ -4,8 +4,11 @@
 #include <emscripten/bind.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "core/api/session.h"
@@ -13,10 +16,59 @@
 
 namespace {
 
-/// Bundled profiles are packaged into the module's virtual filesystem at /profiles.
+/// The profiles the page has handed over, by path relative to profiles/. The module ships no profiles: the
+/// worker fetches what a scenario needs (web/lib/resources.js) and puts it here, once per module instance.
+/// A path listed in the manifest but not handed over yet is recorded as missing: the worker fetches the
+/// missing files and calls again, so the core only ever sees the same files the CLI reads from disk.
+struct ResourceStore {
+  std::map<std::string, std::string> files;
+  std::set<std::string> listed;  // every file of the deployed profiles/ (the manifest)
+  std::set<std::string> missing;  // listed, asked for, not handed over yet
+};
+
+ResourceStore& store() {
+  static ResourceStore s;
+  return s;
+}
+
 const servesim::ResourceLoader& bundled_loader() {
-  static const servesim::ResourceLoader loader = servesim::directory_loader("/profiles");
+  static const servesim::ResourceLoader loader = [](const std::string& path) -> std::optional<std::string> {
+    ResourceStore& s = store();
+    auto it = s.files.find(path);
+    if (it != s.files.end()) return it->second;
+    if (s.listed.count(path)) s.missing.insert(path);
+    return std::nullopt;
+  };
   return loader;
+}
+
+/// Sets the manifest: a JSON array of paths relative to profiles/. Returns "" or an error.
+std::string set_manifest(const std::string& paths_json) {
+  const auto j = nlohmann::json::parse(paths_json, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return "the profiles manifest is not a JSON array of paths";
+  std::set<std::string> listed;
+  for (const auto& v : j) {
+    if (!v.is_string()) return "the profiles manifest holds a non-string entry";
+    listed.insert(v.get<std::string>());
+  }
+  store().listed = std::move(listed);
+  return "";
+}
+
+/// Hands over one file's text (the bytes of profiles/<path>).
+void put_resource(const std::string& path, const std::string& text) {
+  store().files[path] = text;
+  store().missing.erase(path);
+}
+
+bool has_resource(const std::string& path) { return store().files.count(path) > 0; }
+
+/// The listed files the core asked for since the last call and did not get (a JSON array); clears the list.
+std::string take_missing() {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : store().missing) j.push_back(p);
+  store().missing.clear();
+  return j.dump();
 }
 
 std::string progress_json(const servesim::Progress& p) {
@@ -84,6 +136,9 @@ class WasmSweep {
 };
 
 std::string version() { return servesim::servesim_version(); }
+std::string sweep_reframe(const std::string& merged_json, const std::string& view_json) {
+  return servesim::SweepSession::reframe(merged_json, view_json);
+}
 std::string validate(const std::string& scenario_json) {
   return servesim::validate_scenario_json(scenario_json, bundled_loader());
 }
@@ -107,5 +162,10 @@ EMSCRIPTEN_BINDINGS(servesim) {
       .function("scenario", &WasmSweep::scenario)
       .function("merge", &WasmSweep::merge);
   emscripten::function("version", &version);
+  emscripten::function("sweepReframe", &sweep_reframe);
+  emscripten::function("setManifest", &set_manifest);
+  emscripten::function("putResource", &put_resource);
+  emscripten::function("hasResource", &has_resource);
+  emscripten::function("takeMissing", &take_missing);
   emscripten::function("validate", &validate);
 }

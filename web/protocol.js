@@ -12,7 +12,8 @@
 // `id` is chosen by the page, unique among its pending requests (a positive integer).
 //
 // Requests:
-//   'init'      {}                            -> {version}   loads the module (later requests also do)
+//   'init'      {}                            -> {version}   loads the module and the profiles manifest
+//                                                            (later requests also do)
 //   'validate'  {scenario: string}            -> {ok, errors: [{path, message}]}   path is a JSON pointer
 //   'run'       {scenario: string, keepTrace: bool}
 //                                             -> progress..., then {status, result, benchmark, trace}
@@ -36,7 +37,13 @@
 //   'sweep_merge'    {sweep: string, records: [string]}
 //                                             -> {ok, error, merged, csv}  merged: byte for byte the
 //                                                  sweep.json of `servesim sweep` (without its final newline)
+//   'sweep_reframe'  {merged: string, view: {percentile, sla: {ttft_ms, tpot_ms}}}
+//                                             -> {merged, csv}  the merged document judged under another
+//                                                  percentile and SLA (x, meets_sla, frontiers, best), no point
+//                                                  run again; a bad view gets an error with `errors` (its paths)
 //   An invalid sweep or an index out of range gets an error reply (with `errors` for an invalid sweep).
+// Profiles: the worker fetches the profile files a call needs (web/lib/profiles.js) before answering it; a
+// file it cannot fetch gets an error reply naming it ("could not fetch profiles/H100-SXM/vllm/gemm.json: ...").
 // A worker that stops answering is terminated and replaced by the page (SimClient.hardCancel).
 
 /** Protocol version, reported by 'init'. */
@@ -52,6 +59,7 @@ export const Msg = Object.freeze({
   SWEEP_POINT: 'sweep_point',
   SWEEP_SCENARIO: 'sweep_scenario',
   SWEEP_MERGE: 'sweep_merge',
+  SWEEP_REFRAME: 'sweep_reframe',
   PROGRESS: 'progress',
   ERROR: 'error',
 });

@@ -72,6 +72,12 @@ export class SweepPool {
     return this._lane(0).send(Msg.SWEEP_EXPAND, {sweep: String(text)});
   }
 
+  /** Resolves {merged, csv}: a merged sweep judged under view {percentile, sla: {ttft_ms, tpot_ms}} (no point
+   * runs again); rejects with `errors` for a bad view. */
+  reframe(merged, view) {
+    return this._lane(0).send(Msg.SWEEP_REFRAME, {merged: String(merged), view});
+  }
+
   /** Resolves the resolved scenario JSON text of point `index`. */
   async scenario(text, index) {
     return (await this._lane(0).send(Msg.SWEEP_SCENARIO, {sweep: String(text), index})).scenario;
@@ -92,6 +98,8 @@ export class SweepPool {
     const cancelled = new Promise((resolve) => (run.resolveCancel = resolve));
     const work = (async () => {
       const t0 = performance.now();
+      // Every worker loads its module and profiles manifest while lane 0 expands the sweep.
+      for (let i = 1; i < this.size; i++) this._lane(i).send(Msg.INIT, {}).catch(() => {});
       expansion = await this.expand(sweep);
       if (run.cancelled) return null;
       onExpanded?.(expansion);

@@ -1,19 +1,28 @@
 // The simulator worker: implements web/protocol.js with the wasm module (web/assets/servesim.js). It only
 // forwards to the core's Session; the run loop steps it in slices, reports progress at most ~10 times a
-// second and yields to the event loop between slices so that 'cancel' messages are seen.
+// second and yields to the event loop between slices so that 'cancel' messages are seen. Every core call that
+// reads profiles goes through M.profiles.run() (lib/profiles.js), which fetches the files the call asks for.
 import {Msg, PROGRESS_INTERVAL_MS, PROTOCOL_VERSION, STEP_EVENTS, error, progress, reply} from './protocol.js';
+import {Profiles} from './lib/profiles.js';
 
 const ASSETS = new URL('./assets/', import.meta.url);
 
-/** Loads a fresh instance of the module; its files (.wasm, .data) are found next to servesim.js. */
-export async function loadModule(assets = ASSETS) {
+/**
+ * Loads a fresh instance of the module (servesim.wasm is found next to servesim.js) and its profiles
+ * manifest as M.profiles. allProfiles hands over every profile at once (Node callers that use the module
+ * directly); otherwise files are fetched when a call needs them.
+ */
+export async function loadModule(assets = ASSETS, {allProfiles = false, read} = {}) {
   const {default: createServesim} = await import(new URL('servesim.js', assets).href);
   // Under Node the module reads its files with fs, which wants paths rather than file: URLs.
   const locate = (name) => {
     const u = new URL(name, assets);
     return u.protocol === 'file:' ? decodeURIComponent(u.pathname) : u.href;
   };
-  return createServesim({locateFile: locate});
+  const M = await createServesim({locateFile: locate});
+  M.profiles = await new Profiles(M, assets, read).init();
+  if (allProfiles) await M.profiles.fetchAll();
+  return M;
 }
 
 /** Resolves on a later turn of the event loop, after messages already queued (no 4 ms timer clamp). */
@@ -54,7 +63,8 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
 
   async function onValidate(id, {scenario}) {
     const M = await module();
-    post(reply(Msg.VALIDATE, id, JSON.parse(M.validate(String(scenario ?? '')))));
+    const text = String(scenario ?? '');
+    post(reply(Msg.VALIDATE, id, JSON.parse(await M.profiles.run(() => M.validate(text)))));
   }
 
   async function onRun(id, {scenario, keepTrace = false}) {
@@ -64,8 +74,12 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
     let session = null;
     try {
       const M = await module();
-      session = new M.Session();
-      const created = JSON.parse(session.create(String(scenario ?? ''), !!keepTrace));
+      const text = String(scenario ?? '');
+      let created;
+      ({session, created} = await M.profiles.run(() => {
+        const s = new M.Session();
+        return {session: s, created: JSON.parse(s.create(text, !!keepTrace))};
+      }, (attempt) => attempt.session.delete()));
       if (!created.ok) {
         const lines = created.errors.map((e) => `${e.path || '/'}: ${e.message}`);
         post(error(id, `invalid scenario: ${lines.join('; ')}`, created.errors));
@@ -88,6 +102,8 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
           last = now;
         }
       }
+      const late = JSON.parse(M.takeMissing());
+      if (late.length) throw new Error(`the run asked for profiles after it started: ${late.join(', ')}`);
       post(reply(Msg.RUN, id, {
         status: p.status,
         result: session.resultJson(),
@@ -140,7 +156,8 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
   }
 
   async function onSweepPoint(id, {sweep: text, index}) {
-    const record = (await loadSweep(id, text)).handle.evaluate(pointIndex(index));
+    const s = await loadSweep(id, text);
+    const record = await s.M.profiles.run(() => s.handle.evaluate(pointIndex(index)));
     if (!record) throw new Error(`the sweep has no point ${JSON.stringify(index)}`);
     post(reply(Msg.SWEEP_POINT, id, {record}));
   }
@@ -157,6 +174,17 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
     post(reply(Msg.SWEEP_MERGE, id, JSON.parse(s.handle.merge(`[${list.join(',')}]`))));
   }
 
+  async function onSweepReframe(id, {merged, view}) {
+    const M = await module();
+    const out = JSON.parse(M.sweepReframe(String(merged ?? ''), JSON.stringify(view ?? null)));
+    if (!out.ok) {
+      const lines = out.errors.map((e) => `${e.path || '/'}: ${e.message}`);
+      post(error(id, `could not re-judge the sweep: ${lines.join('; ')}`, out.errors));
+      return;
+    }
+    post(reply(Msg.SWEEP_REFRAME, id, {merged: out.merged, csv: out.csv}));
+  }
+
   function onCancel(id, {runId}) {
     const state = runs.get(runId);
     if (state) state.cancel = true;
@@ -166,7 +194,7 @@ export function serve(port, {load = loadModule, stepEvents = STEP_EVENTS, progre
   const handlers = {
     [Msg.INIT]: onInit, [Msg.VALIDATE]: onValidate, [Msg.RUN]: onRun, [Msg.CANCEL]: onCancel,
     [Msg.SWEEP_EXPAND]: onSweepExpand, [Msg.SWEEP_POINT]: onSweepPoint, [Msg.SWEEP_SCENARIO]: onSweepScenario,
-    [Msg.SWEEP_MERGE]: onSweepMerge,
+    [Msg.SWEEP_MERGE]: onSweepMerge, [Msg.SWEEP_REFRAME]: onSweepReframe,
   };
 
   port.onmessage = async (event) => {

@@ -104,13 +104,9 @@ OJson role_json(const RoleCluster& rc) {
 
 }  // namespace
 
-std::string SessionImpl::result_json() const {
-  OJson j;
-  j["servesim_version"] = servesim_version();
-  j["scenario"] = {{"name", scenario_.name}, {"version", scenario_.version}, {"seed", scenario_.seed}};
-  j["status"] = status_;
-  if (!message_.empty()) j["message"] = message_;
+std::string SessionImpl::summary_json() const { return summary().dump(); }
 
+nlohmann::ordered_json SessionImpl::summary() const {
   SummaryContext ctx;
   SimTime last = 0;
   for (const Request& r : pool_)
@@ -124,7 +120,16 @@ std::string SessionImpl::result_json() const {
       std::isfinite(scenario_.workload.arrival.request_rate))
     ctx.request_rate = scenario_.workload.arrival.request_rate;
   ctx.sla = scenario_.sla;
-  j["summary"] = build_summary(pool_, *metrics_, ctx);
+  return build_summary(pool_, *metrics_, ctx);
+}
+
+std::string SessionImpl::result_json() const {
+  OJson j;
+  j["servesim_version"] = servesim_version();
+  j["scenario"] = {{"name", scenario_.name}, {"version", scenario_.version}, {"seed", scenario_.seed}};
+  j["status"] = status_;
+  if (!message_.empty()) j["message"] = message_;
+  j["summary"] = summary();
 
   OJson failures = OJson::array();
   std::vector<std::int64_t> counts(metrics_->failure_reasons().size(), 0);

@@ -23,6 +23,7 @@ Progress Session::step(std::uint64_t max_events) { return impl_->step(max_events
 void Session::cancel() { impl_->cancel(); }
 Progress Session::progress() const { return impl_->progress(); }
 std::string Session::result_json() const { return impl_->result_json(); }
+std::string Session::summary_json() const { return impl_->summary_json(); }
 std::string Session::chrome_trace_json() const { return impl_->chrome_trace_json(); }
 std::string Session::benchmark_block() const { return impl_->benchmark_block(); }
 

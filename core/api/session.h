@@ -46,6 +46,8 @@ class Session {
   Progress progress() const;
   /// The result document (complete once finished).
   std::string result_json() const;
+  /// result_json()'s "summary" object alone, the same bytes, without building the rest of the document.
+  std::string summary_json() const;
   /// Chrome/Perfetto trace (requires SessionOptions::keep_trace).
   std::string chrome_trace_json() const;
   /// The "Serving Benchmark Result" text block.

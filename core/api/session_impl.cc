@@ -1,6 +1,9 @@
 #include "core/api/session_impl.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "core/metrics/chrome_trace.h"
 #include "core/metrics/summary.h"
@@ -13,6 +16,18 @@ SessionImpl::SessionImpl(const ResourceLoader& loader, const SessionOptions& opt
 
 namespace {
 
+/// Parsed traces per process, keyed by name, size and FNV-1a of the text (as the op-table cache): a sweep
+/// parses each trace once per process (once per worker in the page) instead of once per point. Only traces
+/// that parsed are kept, so an error is reported every time.
+std::mutex& trace_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, TraceTable>& trace_cache() {
+  static std::map<std::string, TraceTable> cache;
+  return cache;
+}
+
 bool load_trace(const ResourceCatalog& catalog, const std::string& name, const std::string& path, TraceTable& out,
                 Errors& errors) {
   auto text = catalog.load_text("traces", name + ".csv");
@@ -20,9 +35,25 @@ bool load_trace(const ResourceCatalog& catalog, const std::string& name, const s
     errors.add(path, "trace \"" + name + "\" could not be loaded");
     return false;
   }
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : *text) h = (h ^ ch) * 0x100000001b3ull;
+  const std::string key = name + ":" + std::to_string(text->size()) + ":" + std::to_string(h);
+  {
+    std::lock_guard<std::mutex> lock(trace_cache_mutex());
+    auto it = trace_cache().find(key);
+    if (it != trace_cache().end()) {
+      out = it->second;
+      return true;
+    }
+  }
   const std::string err = parse_trace_csv(*text, out);
-  if (!err.empty()) errors.add(path, "trace \"" + name + "\": " + err);
-  return err.empty();
+  if (!err.empty()) {
+    errors.add(path, "trace \"" + name + "\": " + err);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(trace_cache_mutex());
+  trace_cache().emplace(key, out);
+  return true;
 }
 
 bool load_cdf(const ResourceCatalog& catalog, const std::string& name, const std::string& path, EmpiricalCdf& out,

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/api/session.h"
 #include "core/control/cluster.h"
 #include "core/control/global_controller.h"
@@ -26,6 +28,8 @@ class SessionImpl {
   void cancel();
   Progress progress() const;
   std::string result_json() const;
+  /// The result's "summary" alone (a sweep point needs only this; the whole document costs more to build).
+  std::string summary_json() const;
   std::string chrome_trace_json() const;
   std::string benchmark_block() const;
 
@@ -34,6 +38,7 @@ class SessionImpl {
   void finish(const std::string& status, const std::string& message);
   std::uint64_t event_budget() const;
   std::vector<std::string> replica_names() const;
+  nlohmann::ordered_json summary() const;
 
   ResourceCatalog catalog_;
   SessionOptions options_;

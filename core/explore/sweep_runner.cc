@@ -4,7 +4,7 @@
 #include <map>
 
 #include "core/api/session.h"
-#include "core/explore/pareto.h"
+#include "core/explore/sla_view.h"
 #include "core/explore/prefilter.h"
 #include "core/spec/resource_catalog.h"
 
@@ -43,23 +43,18 @@ Json evaluate_point(const SweepSpec& spec, const SweepPoint& point, const Resour
   Progress p;
   do p = session->step(1'000'000);
   while (!p.finished);
-  const Json result = Json::parse(session->result_json());
-  const Json& s = result["summary"];
+  // The summary alone: building and parsing the whole result document cost a sweep point more than it uses.
+  const Json s = Json::parse(session->summary_json());
   Json m;
   for (const char* k : kMetricKeys) m[k] = s.contains(k) ? s[k] : Json();
   rec["metrics"] = m;
   if (p.status != "completed") {
     rec["status"] = "failed";
-    rec["reason"] = result.value("message", p.status);
+    rec["reason"] = Json::parse(session->result_json()).value("message", p.status);
     return rec;
   }
   rec["status"] = "ok";
-  const std::string& pc = spec.percentile;
-  const double tpot = s[pc + "_tpot_ms"].get<double>(), ttft = s[pc + "_ttft_ms"].get<double>();
-  rec["x"] = tpot > 0 ? 1000.0 / tpot : 0.0;
-  rec["y"] = s["output_throughput_per_gpu"].get<double>();
-  rec["meets_sla"] = s["failed"].get<std::int64_t>() == 0 && (spec.sla_ttft_ms <= 0 || ttft <= spec.sla_ttft_ms) &&
-                     (spec.sla_tpot_ms <= 0 || tpot <= spec.sla_tpot_ms);
+  frame_record(rec, SlaView{spec.percentile, spec.sla_ttft_ms, spec.sla_tpot_ms});
   return rec;
 }
 
@@ -108,29 +103,22 @@ std::string merge_shards(const std::vector<std::string>& docs, std::string& erro
     error = "shards hold " + std::to_string(all.size()) + " of " + std::to_string(total) + " points";
     return "";
   }
-  std::vector<ParetoInput> in;
+  std::int64_t ran = 0;
   std::map<std::string, std::int64_t> reasons;
   for (const auto& p : all) {
-    if (p["status"] == "ok")
-      in.push_back({p["id"].get<std::string>(), p["group"].get<std::string>(), p["x"].get<double>(),
-                    p["y"].get<double>(), p["meets_sla"].get<bool>()});
-    else
-      reasons[p["reason"].get<std::string>().substr(0, p["reason"].get<std::string>().find(':'))] += 1;
+    if (p["status"] == "ok") ++ran;
+    else reasons[p["reason"].get<std::string>().substr(0, p["reason"].get<std::string>().find(':'))] += 1;
   }
-  const ParetoResult pr = pareto_frontiers(in);
   Json m;
   m["sweep"] = first["sweep"];
   m["sweep_hash"] = first["sweep_hash"];
   m["total_points"] = total;
   m["percentile"] = first["percentile"];
   m["sla"] = first["sla"];
-  m["ran"] = static_cast<std::int64_t>(in.size());
+  m["ran"] = ran;
   m["filtered_by_reason"] = reasons;
-  Json fronts = Json::object();
-  for (const auto& [g, ids] : pr.frontiers) fronts[g] = ids;
-  m["frontiers"] = fronts;
-  m["best"] = pr.best_id;
   m["points"] = std::move(all);
+  set_frontiers(m);
   return m.dump();
 }
 

@@ -1,6 +1,7 @@
 #include "core/explore/sweep_session.h"
 
 #include "core/api/session.h"
+#include "core/explore/sla_view.h"
 #include "core/explore/sweep_runner.h"
 
 namespace servesim {
@@ -72,6 +73,26 @@ std::string SweepSession::merge(const std::string& records_json) const {
       out["csv"] = sweep_csv(merged);
     }
   }
+  return dump(out);
+}
+
+std::string SweepSession::reframe(const std::string& merged_json, const std::string& view_json) {
+  Json out = {{"ok", false}, {"errors", Json::array()}, {"merged", ""}, {"csv", ""}};
+  Errors errors;
+  SlaView view;
+  const Json j = Json::parse(view_json, nullptr, false);
+  if (j.is_discarded()) errors.add("", "the view is not valid JSON");
+  else if (parse_sla_view(j, view, errors)) {
+    std::string error;
+    const std::string merged = reframe_merged(merged_json, view, error);
+    if (merged.empty()) errors.add("", error);
+    else {
+      out["ok"] = true;
+      out["merged"] = merged;
+      out["csv"] = sweep_csv(merged);
+    }
+  }
+  out["errors"] = Json::parse(errors_to_json(errors), nullptr, false);
   return dump(out);
 }
 

@@ -26,6 +26,10 @@ class SweepSession {
   /// Merges records (a JSON array of evaluate() outputs, any order) as one shard, exactly as `servesim sweep`
   /// without --shard does. Returns {ok, error, merged: text of sweep.json without its final newline, csv}.
   std::string merge(const std::string& records_json) const;
+  /// A merged document (merge()'s "merged") judged under another view, `view_json` = {percentile, sla:
+  /// {ttft_ms, tpot_ms}} (sla_view.h), without running any point again. Returns {ok, errors: [{path,
+  /// message}], merged, csv}; errors name the view's field, or the path "" when `merged_json` is not a sweep.
+  static std::string reframe(const std::string& merged_json, const std::string& view_json);
 
  private:
   std::string text_;

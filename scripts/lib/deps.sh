@@ -46,7 +46,8 @@ servesim_wasm_deps() {
 }
 
 # Configures and builds the wasm-release tree (build/wasm), then copies the module to web/assets/ when it
-# changed: servesim.js, servesim.wasm and servesim.data (profiles/, preloaded at /profiles).
+# changed (servesim.js, servesim.wasm) and stages profiles/ in web/assets/profiles/ with its manifest: the
+# worker fetches the files a scenario needs from there (web/lib/profiles.js); nothing is preloaded.
 servesim_build_wasm() {
   # Emscripten 3.1.6's optimised links load acorn from Debian's node modules.
   export NODE_PATH=/usr/share/nodejs
@@ -54,7 +55,9 @@ servesim_build_wasm() {
   cmake --build --preset wasm-release -j "$(nproc)"
   mkdir -p web/assets
   local f
-  for f in servesim.js servesim.wasm servesim.data; do
+  for f in servesim.js servesim.wasm; do
     cmp -s "build/wasm/wasm/$f" "web/assets/$f" || cp "build/wasm/wasm/$f" "web/assets/$f"
   done
+  rm -f web/assets/servesim.data
+  node scripts/stage_profiles.mjs
 }

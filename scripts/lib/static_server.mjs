@@ -10,8 +10,12 @@ const TYPES = {
   '.data': 'application/octet-stream', '.png': 'image/png', '.svg': 'image/svg+xml', '.md': 'text/plain; charset=utf-8',
 };
 
-/** Starts serving `root` at http://127.0.0.1:<port><prefix>; resolves {server, url, close()}. */
+/**
+ * Starts serving `root` at http://127.0.0.1:<port><prefix>; resolves {server, url, served, close()}. `served`
+ * lists [path, bytes] of every file sent (scripts/bench_web.mjs counts the bytes a page load transfers).
+ */
 export async function startStaticServer({root, prefix = '/servesim/', port = 0, host = '127.0.0.1'} = {}) {
+  const served = [];
   const server = createServer(async (req, res) => {
     try {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
@@ -23,13 +27,14 @@ export async function startStaticServer({root, prefix = '/servesim/', port = 0, 
       const body = await readFile(file);
       res.writeHead(200, {'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': 'no-store'});
       res.end(req.method === 'HEAD' ? undefined : body);
+      if (req.method !== 'HEAD') served.push([path.slice(prefix.length), body.length]);
     } catch {
       send(res, 404, 'not found');
     }
   });
   await new Promise((resolve) => server.listen(port, host, resolve));
   const url = `http://${host}:${server.address().port}${prefix}`;
-  return {server, url, close: () => new Promise((resolve) => server.close(resolve))};
+  return {server, url, served, close: () => new Promise((resolve) => server.close(resolve))};
 }
 
 function redirect(res, to) {

@@ -12,13 +12,13 @@ export const CLI = path.join(ROOT, 'build/native/servesim');
 /** Every preset file, sorted. */
 export const presetFiles = () => readdirSync(PRESETS).filter((f) => f.endsWith('.json')).sort();
 
-/** A fresh instance of the module the page uses (web/assets/servesim.js), loaded like the worker does. */
+/** A fresh instance of the module the page uses (web/assets/servesim.js) with every profile handed over. */
 export async function loadWasm() {
   if (!existsSync(fileURLToPath(new URL('servesim.js', ASSETS)))) {
     throw new Error('web/assets/servesim.js is missing: run scripts/build_wasm');
   }
   const {loadModule} = await import('../../web/worker.js');
-  return loadModule(ASSETS);
+  return loadModule(ASSETS, {allProfiles: true});
 }
 
 /** The native CLI, built with the native-release preset when it is missing. */

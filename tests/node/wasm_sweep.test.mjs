@@ -9,6 +9,7 @@ import {tmpdir} from 'node:os';
 import path from 'node:path';
 import {Worker as ThreadWorker} from 'node:worker_threads';
 import {SweepPool} from '../../web/sweep_pool.js';
+import {judge} from '../../web/lib/sweep_pareto.js';
 import {PRESETS, loadWasm, nativeCli} from './support.mjs';
 
 const WORKER_URL = new URL('../../web/worker.js', import.meta.url);
@@ -91,5 +92,42 @@ test('an invalid sweep is refused with paths; cancel resolves with the records s
     assert.equal(out.records.length, 1);
   } finally {
     pool.close();
+  }
+});
+
+test('the page\'s judgement while a sweep runs equals the core\'s reframe of the merged sweep', async () => {
+  const text = readFileSync(TINY, 'utf8');
+  const M = await loadWasm();
+  const s = new M.Sweep();
+  try {
+    const x = JSON.parse(s.load(text));
+    const records = x.points.map((p) => s.evaluate(p.index));
+    const merged = JSON.parse(s.merge(`[${records.join(',')}]`)).merged;
+    const parsed = records.map((r) => JSON.parse(r));
+    const ok = parsed.filter((r) => r.status === 'ok');
+    let moved = 0;
+    for (const percentile of ['p50', 'p90', 'p95', 'p99']) {
+      const tpots = ok.map((r) => r.metrics[`${percentile}_tpot_ms`]).sort((a, b) => a - b);
+      const ttfts = ok.map((r) => r.metrics[`${percentile}_ttft_ms`]).sort((a, b) => a - b);
+      for (const sla of [{ttft_ms: 0, tpot_ms: 0}, {ttft_ms: ttfts[2], tpot_ms: 0}, {ttft_ms: 0, tpot_ms: tpots[1]},
+        {ttft_ms: ttfts[3], tpot_ms: tpots[3]}, {ttft_ms: 1, tpot_ms: 1}]) {
+        const view = {percentile, sla};
+        const core = JSON.parse(M.sweepReframe(merged, JSON.stringify(view)));
+        assert.equal(core.ok, true, JSON.stringify(core.errors));
+        const doc = JSON.parse(core.merged);
+        const page = judge(parsed, view);
+        const what = JSON.stringify(view);
+        assert.equal(page.best, doc.best, what);
+        assert.deepEqual(page.frontiers, doc.frontiers, what);
+        assert.deepEqual(page.points.map((p) => [p.x, p.meets_sla]), doc.points.map((p) => [p.x, p.meets_sla]), what);
+        if (doc.best !== JSON.parse(merged).best) ++moved;
+      }
+    }
+    assert.ok(moved > 0, 'some views move the best point');
+    const bad = JSON.parse(M.sweepReframe(merged, '{"percentile": "p75"}'));
+    assert.equal(bad.ok, false);
+    assert.equal(bad.errors[0].path, '/percentile');
+  } finally {
+    s.delete();
   }
 });

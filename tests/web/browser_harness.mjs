@@ -16,10 +16,11 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', 
 /** Starts the server and the browser; returns {url, open(path), close()}. */
 export async function startBrowser() {
   for (const f of ['servesim.js', 'servesim.wasm', 'sim_client.js', 'worker.js', 'app.js']) {
-    const p = join(ROOT, 'web', f.startsWith('servesim') ? `assets/${f}` : f);
+    const p = join(process.env.SERVESIM_WEB_ROOT ?? join(ROOT, 'web'), f.startsWith('servesim') ? `assets/${f}` : f);
     if (!process.env.SERVESIM_WEB_URL && !existsSync(p)) throw new Error(`${p} is missing: run scripts/build_wasm and scripts/build_web`);
   }
-  const server = process.env.SERVESIM_WEB_URL ? null : await startStaticServer({root: join(ROOT, 'web')});
+  // SERVESIM_WEB_ROOT serves another copy of web/ (scripts/bench_web.mjs compares an older build).
+  const server = process.env.SERVESIM_WEB_URL ? null : await startStaticServer({root: process.env.SERVESIM_WEB_ROOT ?? join(ROOT, 'web')});
   const url = process.env.SERVESIM_WEB_URL ?? server.url;
   const profile = mkdtempSync(join(tmpdir(), 'servesim-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -30,6 +31,8 @@ export async function startBrowser() {
   return {
     url,
     context,
+    /** [path, bytes] of every file the local server sent (empty with SERVESIM_WEB_URL). */
+    served: server?.served ?? [],
     /** Opens `path` (relative to the app URL) in a new tab that records problems. */
     async open(path = '') {
       const page = await context.newPage();

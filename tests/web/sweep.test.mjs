@@ -3,8 +3,24 @@
 // core's CSV and a stand-alone SVG, and clicking a point opens its scenario in the editor, where it runs.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {readFileSync} from 'node:fs';
-import {startBrowser, waitState, runAndWait, canvasInk, screenshot, assertClean} from './browser_harness.mjs';
+import {execFileSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {judge} from '../../web/lib/sweep_pareto.js';
+import {startBrowser, waitState, runAndWait, canvasInk, screenshot, assertClean, ROOT} from './browser_harness.mjs';
+
+/** `servesim sweep` on `doc` (the CLI's own Pareto code): {merged (parsed sweep.json), csv}. */
+function cliSweep(doc) {
+  const dir = mkdtempSync(join(tmpdir(), 'servesim-web-sweep-'));
+  try {
+    writeFileSync(join(dir, 'sweep_in.json'), JSON.stringify(doc));
+    execFileSync(join(ROOT, 'build/native/servesim'), ['sweep', join(dir, 'sweep_in.json'), '--out', join(dir, 'out'), '--jobs', '2'], {stdio: 'pipe'});
+    return {merged: JSON.parse(readFileSync(join(dir, 'out', 'sweep.json'), 'utf8')), csv: readFileSync(join(dir, 'out', 'frontier.csv'), 'utf8')};
+  } finally {
+    rmSync(dir, {recursive: true, force: true});
+  }
+}
 
 let browser, page;
 before(async () => {
@@ -49,6 +65,59 @@ test('the tiny sweep runs; frontiers and the starred best point are drawn; hover
   assertClean(assert, page);
 });
 
+test('changing the percentile and the SLA moves the star to the CLI\'s best point for that SLA, and the CSV follows', async () => {
+  // The tiny sweep at 24 requests/s, loaded enough that latency and throughput per GPU trade off, pasted in.
+  const tiny = JSON.parse(readFileSync(join(ROOT, 'presets', 'sweeps', 'tiny.json'), 'utf8'));
+  tiny.base.workload.arrival.request_rate = 24;
+  await page.click('.sweep-json summary');
+  await page.fill('#sweep-text', JSON.stringify(tiny, null, 1));
+  await page.click('.sweep-json summary');
+  await page.click('#sweep-run');
+  await page.waitForFunction(() => document.querySelector('.sweep').dataset.state === 'completed', null, {timeout: 120000});
+  const before = await page.getAttribute('#sweep-best', 'data-id');
+  const own = cliSweep(tiny);
+  assert.equal(before, own.merged.best, 'the page\'s star is the CLI\'s best under the sweep\'s own SLA');
+  // A view that moves the star to another point: scan percentiles and bounds taken from the points' own
+  // latencies (picked with the page's judge), then take the expectation from the CLI's Pareto code.
+  const ok = own.merged.points.filter((p) => p.status === 'ok');
+  let view = null;
+  for (const pc of ['p50', 'p90', 'p99']) {
+    for (const p of ok) {
+      for (const sla of [{ttft_ms: tiny.sla.ttft_ms, tpot_ms: p.metrics[`${pc}_tpot_ms`]}, {ttft_ms: p.metrics[`${pc}_ttft_ms`], tpot_ms: 0}]) {
+        const b = judge(own.merged.points, {percentile: pc, sla}).best;
+        if (!view && b && b !== before) view = {percentile: pc, sla};
+      }
+    }
+  }
+  assert.ok(view, 'some view moves the best point');
+  const {percentile, sla} = view;
+  const want = cliSweep({...tiny, percentile, sla});
+  assert.notEqual(want.merged.best, before, 'the chosen SLA changes the best point');
+  await page.selectOption('#sweep-percentile', percentile);
+  await page.fill('#sweep-sla-ttft', String(sla.ttft_ms));
+  await page.fill('#sweep-sla-tpot', sla.tpot_ms ? String(sla.tpot_ms) : '');
+  const key = JSON.stringify([percentile, sla.ttft_ms, sla.tpot_ms]);
+  await page.waitForFunction((k) => {
+    const d = document.querySelector('.sweep').dataset;
+    return d.view === k && d.judgedBy === 'core';
+  }, key);
+  assert.equal(await page.getAttribute('#sweep-best', 'data-id'), want.merged.best);
+  assert.match(await page.textContent('#sweep-chart svg'), new RegExp(`${percentile} TTFT ≤ ${sla.ttft_ms} ms`));
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click('#sweep-export-csv')]);
+  assert.equal(readFileSync(await d.path(), 'utf8'), want.csv, 'the CSV is the CLI\'s for that SLA');
+  // A bad bound is named and changes nothing; restoring the sweep's SLA restores its best point.
+  await page.fill('#sweep-sla-tpot', '-3');
+  assert.match(await page.textContent('#sweep-status'), /SLA TPOT \(\/sla\/tpot_ms\): must be a number ≥ 0/);
+  assert.equal(await page.getAttribute('#sweep-best', 'data-id'), want.merged.best);
+  await page.selectOption('#sweep-percentile', tiny.percentile);
+  await page.fill('#sweep-sla-ttft', String(tiny.sla.ttft_ms));
+  await page.fill('#sweep-sla-tpot', String(tiny.sla.tpot_ms));
+  await page.waitForFunction((k) => document.querySelector('.sweep').dataset.view === k && document.querySelector('.sweep').dataset.judgedBy === 'core',
+    JSON.stringify([tiny.percentile, tiny.sla.ttft_ms, tiny.sla.tpot_ms]));
+  assert.equal(await page.getAttribute('#sweep-best', 'data-id'), before);
+  assertClean(assert, page);
+});
+
 test('clicking the best point opens its scenario in the editor, and it runs', async () => {
   const bestId = await page.getAttribute('#sweep-best', 'data-id');
   await page.click('#sweep-best');
@@ -70,6 +139,14 @@ test('the laptop what-if sweep runs in the page with partial results, and cancel
   await page.waitForFunction(() => document.querySelectorAll('#sweep-chart .pt').length >= 2, null, {timeout: 60000});
   assert.equal(await page.evaluate(() => document.querySelector('.sweep').dataset.state), 'running');
   assert.match(await page.textContent('#sweep-chart svg'), /running/);
+  // Frontier lines are drawn while it runs: one per series that has a point meeting the SLA.
+  const live = await page.evaluate(() => ({
+    judgedBy: document.querySelector('.sweep').dataset.judgedBy,
+    groups: [...new Set([...document.querySelectorAll('#sweep-chart .pt[data-sla="true"][data-group]')].map((e) => e.dataset.group))].sort(),
+    lines: [...document.querySelectorAll('#sweep-chart polyline.frontier')].map((e) => e.dataset.group).sort(),
+  }));
+  assert.equal(live.judgedBy, 'page');
+  assert.deepEqual(live.lines, live.groups);
   await page.click('#sweep-cancel');
   await page.waitForFunction(() => document.querySelector('.sweep').dataset.state === 'cancelled');
   assert.match(await page.textContent('#sweep-status'), /^Cancelled after \d+ points\.$/);

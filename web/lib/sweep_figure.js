@@ -1,6 +1,7 @@
 // Pure helpers of the sweep chart (no DOM): axis ticks, series colours, the figure's data from the records
-// and the merged document, and the rows of a point's hover card. Which points are on a frontier and which is
-// best come from the core's merge (core/explore/pareto); nothing is computed here but layout.
+// and their judgement, and the rows of a point's hover card. Which points are on a frontier and which is best
+// come from the core's merge or reframe (core/explore/pareto), or while the sweep runs from
+// lib/sweep_pareto.js; nothing is computed here but layout.
 
 /** Colour-blind-safe series colours (Okabe-Ito), in series order. */
 export const SERIES_COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
@@ -24,8 +25,9 @@ export function niceTicks(max, count = 5, min = 0) {
 /**
  * What the chart draws: {groups: [name], points: [{index, id, group, x, y, meetsSla, onFrontier, best,
  * record}], frontiers: {group: [point]}, best: point|null, final: bool}. Groups come in expansion order.
+ * `merged` ({frontiers, best}) judges the records; final: the sweep is over (the chart says "running…" if not).
  */
-export function figureData(expansion, records, merged) {
+export function figureData(expansion, records, merged, final = Boolean(merged)) {
   const groups = [];
   for (const p of expansion?.points ?? []) if (!groups.includes(p.group)) groups.push(p.group);
   const onFrontier = new Set(Object.values(merged?.frontiers ?? {}).flat());
@@ -37,7 +39,7 @@ export function figureData(expansion, records, merged) {
   const byId = new Map(points.map((p) => [p.id, p]));
   const frontiers = {};
   for (const [g, ids] of Object.entries(merged?.frontiers ?? {})) frontiers[g] = ids.map((id) => byId.get(id)).filter(Boolean);
-  return {groups, points, frontiers, best: byId.get(best) ?? null, final: Boolean(merged)};
+  return {groups, points, frontiers, best: byId.get(best) ?? null, final};
 }
 
 const num = (v, d = 1) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-');

@@ -23,7 +23,8 @@ const starPoints = (cx, cy, r) => Array.from({length: 10}, (_, i) => {
 function marker(p, sx, sy, color) {
   const x = sx(p.x), y = sy(p.y);
   const faint = p.onFrontier ? 1 : 0.3;
-  const attrs = {class: 'pt', 'data-index': p.index, 'data-id': p.id, 'data-frontier': p.onFrontier, 'data-sla': p.meetsSla};
+  const attrs = {class: 'pt', 'data-index': p.index, 'data-id': p.id, 'data-group': p.group, 'data-frontier': p.onFrontier,
+    'data-sla': p.meetsSla};
   if (!p.meetsSla) {
     const g = el('g', {...attrs, stroke: color, 'stroke-width': 1.8, opacity: Math.max(faint, 0.5)});
     g.append(el('line', {x1: x - 4, y1: y - 4, x2: x + 4, y2: y + 4}), el('line', {x1: x - 4, y1: y + 4, x2: x + 4, y2: y - 4}),

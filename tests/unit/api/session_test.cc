@@ -183,3 +183,24 @@ TEST_CASE("errors quoting invalid UTF-8 or a name cut mid-character still serial
     CHECK_FALSE(doc["errors"].empty());
   }
 }
+
+TEST_CASE("summary_json is the result's summary, byte for byte", "[api][session]") {
+  auto s = make_session(test::small_scenario());
+  while (!s->step(100000).finished) {
+  }
+  const auto result = nlohmann::ordered_json::parse(s->result_json());
+  CHECK(s->summary_json() == result["summary"].dump());
+  CHECK(result["summary"].contains("p99_tpot_ms"));
+}
+
+TEST_CASE("a trace is parsed once per process and gives the same run again", "[api][session]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["workload"]["lengths"] = {{"source", "trace"}, {"trace", "sharegpt_llama2"}, {"order", "shuffle"}};
+  sc["workload"].erase("input_len");
+  sc["workload"].erase("output_len");
+  const std::string first = test::run_scenario_text(sc.dump());
+  CHECK(test::run_scenario_text(sc.dump()) == first);  // the second run takes the cached table
+  sc["workload"]["lengths"]["trace"] = "no_such_trace";
+  Errors errors;
+  CHECK(Session::create(sc.dump(), test::profiles_loader(), errors) == nullptr);
+}

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/explore/sweep_runner.h"
 #include "core/explore/sweep_session.h"
@@ -76,4 +77,57 @@ TEST_CASE("a sweep session reports a bad sweep with paths and holds no points", 
   CHECK(session.size() == 0);
   CHECK(Json::parse(session.merge("[]"))["error"] == "no sweep is loaded");
   CHECK(Json::parse(session.load("\xff"))["ok"] == false);
+}
+
+TEST_CASE("reframing a merged sweep under another SLA equals merging a sweep run with that SLA", "[explore][sweep]") {
+  const std::string text = sweep_text();
+  SweepSession session;
+  REQUIRE(Json::parse(session.load(text))["ok"] == true);
+  std::string array = "[";
+  for (std::int64_t i = 0; i < session.size(); ++i)
+    array += (i ? "," : "") + session.evaluate(i, test::profiles_loader());
+  array += "]";
+  const std::string merged = Json::parse(session.merge(array))["merged"];
+
+  // Under the sweep's own view the document comes back byte for byte.
+  const Json same = Json::parse(SweepSession::reframe(merged, R"({"percentile": "p95", "sla": {"ttft_ms": 5000, "tpot_ms": 200}})"));
+  REQUIRE(same["ok"] == true);
+  CHECK(same["merged"] == merged);
+
+  // Under a p50 TPOT bound just below the best point's own: the same as running the sweep with that SLA (apart
+  // from the sweep's hash), and the best point changes.
+  const Json merged_doc = Json::parse(merged);
+  double tpot = 0;
+  for (const auto& p : merged_doc["points"])
+    if (p["id"] == merged_doc["best"]) tpot = std::nextafter(p["metrics"]["p50_tpot_ms"].get<double>(), 0.0);
+  REQUIRE(tpot > 0);
+  Json other = Json::parse(text);
+  other["percentile"] = "p50";
+  other["sla"] = {{"ttft_ms", 5000}, {"tpot_ms", tpot}};
+  SweepSpec spec;
+  Errors errors;
+  REQUIRE(parse_sweep(other.dump(), spec, errors));
+  std::vector<Json> native;
+  for (const auto& p : expand_sweep(spec)) native.push_back(evaluate_point(spec, p, test::profiles_loader()));
+  std::string error;
+  Json expected = Json::parse(merge_shards({make_shard(spec, other.dump(), 0, 1, 6, native).dump()}, error));
+  const Json view = {{"percentile", "p50"}, {"sla", {{"ttft_ms", 5000}, {"tpot_ms", tpot}}}};
+  const Json re = Json::parse(SweepSession::reframe(merged, view.dump()));
+  REQUIRE(re["ok"] == true);
+  Json got = Json::parse(re["merged"].get<std::string>());
+  CHECK(got["sweep_hash"] != expected["sweep_hash"]);
+  got["sweep_hash"] = expected["sweep_hash"];
+  CHECK(got == expected);
+  CHECK(got["best"] != merged_doc["best"]);  // the tighter SLA moves the best point
+  CHECK(re["csv"] == sweep_csv(re["merged"]));
+
+  // Bad views and documents are errors that name the field.
+  const Json bad = Json::parse(SweepSession::reframe(merged, R"({"percentile": "p42", "sla": {"tpot_ms": -1}})"));
+  CHECK(bad["ok"] == false);
+  std::vector<std::string> paths;
+  for (const auto& e : bad["errors"]) paths.push_back(e["path"]);
+  CHECK(paths == std::vector<std::string>{"/percentile", "/sla/tpot_ms"});
+  CHECK(Json::parse(SweepSession::reframe("{}", R"({"percentile": "p50"})"))["errors"][0]["message"] ==
+        "not a merged sweep document");
+  CHECK(Json::parse(SweepSession::reframe(merged, "{"))["ok"] == false);
 }

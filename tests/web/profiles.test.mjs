@@ -1,0 +1,34 @@
+// Profiles on demand in the browser: the page fetches only the default preset's files, and a profile file the
+// server cannot deliver reaches the page as a message naming it (no crash, no silent fallback).
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {startBrowser, waitState} from './browser_harness.mjs';
+
+let browser;
+before(async () => { browser = await startBrowser(); });
+after(async () => { await browser?.close(); });
+
+test('the default preset fetches its own GPU\'s profiles only', async () => {
+  browser.served.length = 0;
+  const page = await browser.open('');
+  assert.equal(await waitState(page, ['completed', 'error', 'stopped']), 'completed');
+  const profiles = browser.served.map(([p]) => p).filter((p) => p.startsWith('assets/profiles/'));
+  assert.ok(profiles.includes('assets/profiles/H100-SXM/vllm/gemm.json'), profiles.join(', '));
+  assert.ok(!profiles.some((p) => /H200|A100|trtllm|mooncake/.test(p)), profiles.join(', '));
+  await page.close();
+});
+
+test('a profile file that cannot be fetched is named on the page', async () => {
+  const page = await browser.open(null);
+  await browser.context.route('**/assets/profiles/H100-SXM/vllm/gemm.json', (route) => route.fulfill({status: 404, body: 'not found'}));
+  try {
+    await page.goto(browser.url);
+    await page.waitForFunction(() => /could not fetch profiles\/H100-SXM\/vllm\/gemm\.json: HTTP 404/.test(document.body.textContent),
+      null, {timeout: 60000});
+    assert.notEqual(await page.evaluate(() => document.getElementById('app').dataset.state), 'completed');
+    assert.deepEqual(page.problems.pageErrors, []);
+  } finally {
+    await browser.context.unroute('**/assets/profiles/H100-SXM/vllm/gemm.json');
+    await page.close();
+  }
+});
