@@ -82,3 +82,33 @@ TEST_CASE("an F role whose share of the experts does not fit is refused at its r
   CHECK(errors.list()[0].path == "/deployment/roles/2");
   CHECK_THAT(errors.list()[0].message, Catch::Contains("FFN weights need"));
 }
+
+TEST_CASE("random P + A + F scenarios under KV pressure finish with every block returned on P and A",
+          "[scenario][afd]") {
+  // The core invariants for the A/F role mix: every request ends, KV blocks return on both sides of the transfer,
+  // for micro-batch counts, pipeline depths, instance counts, decode routers and A-side KV pressure drawn per case.
+  const char* routers[] = {"round_robin", "least_load", "sibyl"};
+  const int depths[] = {1, 2, 4};
+  int waited = 0;
+  for (int i = 0; i < 9; ++i) {
+    auto s = pafd_scenario(1 + i % 4, 0.045 + 0.005 * (i % 3));  // ~2-4k A-side blocks: transfers wait
+    s["seed"] = 300 + i;
+    s["deployment"]["decode_router"] = routers[i % 3];
+    const int pp = depths[(i / 3) % 3];
+    s["deployment"]["roles"][1]["parallelism"]["pp"] = pp;
+    s["deployment"]["roles"][2]["parallelism"]["pp"] = pp;
+    s["deployment"]["roles"][1]["replicas"] = 1 + i % 2;
+    s["deployment"]["roles"][2]["replicas"] = 1 + i % 2;
+    s["deployment"]["roles"][1]["engine"]["max_num_seqs"] = 8 + 16 * (i % 3);
+    s["workload"]["output_len"] = {{"dist", "lognormal"}, {"median", 200}, {"sigma", 1.0}, {"min", 1}, {"max", 2000}};
+    INFO("scenario " << i << ": " << s.dump());
+    const auto r = test::run_scenario(s.dump());
+    CHECK(r["status"] == "completed");
+    CHECK(r["summary"]["completed"].get<int>() + r["summary"]["failed"].get<int>() == 150);
+    CHECK(r["summary"]["failed"] == 0);
+    for (const auto& role : r["deployment"]["roles"]) CHECK(role["kv_blocks_in_use_at_end"] == 0);
+    CHECK(r["deployment"]["roles"][1]["max_batches_in_flight"] == pp);
+    waited += r["summary"]["p99_kv_transfer_wait_ms"].get<double>() > 0 ? 1 : 0;
+  }
+  CHECK(waited > 0);  // the A-side budgets are tight enough that some transfers wait for blocks
+}
