@@ -31,8 +31,8 @@ load (vLLM Qwen3-32B: 224 requests of ~4.5k tokens per TP4 decode worker read ~3
 >= 9.8 ms at 3.35 TB/s, above the measured 8.7 ms TPOT). Rows that leave num_workers empty (the
 2026-03-25/04-06 DeepSeek-R1 sweeps) are one P and one D replica, except where the columns demonstrably do not
 describe the run (layout_unknown: the measurement repeats a db-dump row with another layout, or one recorded point
-carries two different measurements). Rows with attention_dp_size > 1 on either side are not expressible until DP
-attention is simulated.
+carries two different measurements). attention_dp_size becomes the role's dp_attn (DP attention, with the EP
+all-to-all where tokens are partitioned).
 
 Standard library only; deterministic (the simulator is).
 """
@@ -100,8 +100,6 @@ def parallelism(r, prefix, moe):
     mtp, mep = max(1, num(r[prefix + "moe_tp_size"], 1)), max(1, num(r[prefix + "moe_ep_size"], 1))
     if not moe or (num(r[prefix + "moe_tp_size"]) <= 0 and num(r[prefix + "moe_ep_size"]) <= 0):
         mtp, mep = tp * dp, 1
-    if r["mode"] == "disagg" and dp > 1:
-        return None, "attention_dp_size > 1 (DP attention is not simulated yet)"
     if mtp * mep != tp * dp:
         return None, "parallelism tp %d x dp %d != moe_tp %d x moe_ep %d" % (tp, dp, mtp, mep)
     return {"pp": pp, "tp": tp, "dp": dp, "mtp": mtp, "mep": mep}, None
