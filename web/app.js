@@ -78,10 +78,11 @@ function buildPage(client, catalog, info, ready) {
     runPanel.started();
     const t0 = performance.now();
     try {
-      const outcome = await runner.start(runnableText(editor.text()),
+      const text = runnableText(editor.text());
+      const outcome = await runner.start(text,
         {keepTrace: runPanel.keepTrace.checked, onProgress: (p) => runPanel.progress(p)});
       const secs = ((performance.now() - t0) / 1000).toFixed(2);
-      if (outcome.result) results.show(outcome);
+      if (outcome.result) results.show(outcome, JSON.parse(text));
       runPanel.finished(`${outcome.status} in ${secs} s${outcome.hard ? ' (the worker was restarted)' : ''}`);
       setState(outcome.status);
     } catch (e) {

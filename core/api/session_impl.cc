@@ -191,13 +191,22 @@ Progress SessionImpl::progress() const {
   return p;
 }
 
+// Trace process names: role[i], GPU and the degrees that shape the replica. An F role has no replicas of its
+// own (its work runs inside its A replica's iterations), so an A replica names the F half it is paired with.
 std::vector<std::string> SessionImpl::replica_names() const {
+  const RoleSpec* ffn = nullptr;
+  for (const auto& rc : cluster_.roles)
+    if (rc.spec->kind == RoleKind::kFfn) ffn = rc.spec;
   std::vector<std::string> names;
   for (const auto& rc : cluster_.roles) {
     const Parallelism& p = rc.spec->parallelism;
+    std::string shape = " tp" + std::to_string(p.tp_attn) + (p.dp_attn > 1 ? " dp" + std::to_string(p.dp_attn) : "") +
+                        (p.ep_ffn > 1 ? " ep" + std::to_string(p.ep_ffn) : "") + (p.pp > 1 ? " pp" + std::to_string(p.pp) : "");
+    if (rc.spec->kind == RoleKind::kAttention && ffn)
+      shape += " + " + ffn->name + " " + ffn->gpu.name + " tp" + std::to_string(ffn->parallelism.tp_ffn) +
+               (ffn->parallelism.ep_ffn > 1 ? " ep" + std::to_string(ffn->parallelism.ep_ffn) : "");
     for (std::size_t i = 0; i < rc.replicas.size(); ++i)
-      names.push_back(rc.spec->name + "[" + std::to_string(i) + "] " + rc.spec->gpu.name + " tp" +
-                      std::to_string(p.tp_attn) + (p.pp > 1 ? " pp" + std::to_string(p.pp) : ""));
+      names.push_back(rc.spec->name + "[" + std::to_string(i) + "] " + rc.spec->gpu.name + shape);
   }
   return names;
 }

@@ -112,3 +112,26 @@ test('cancel asks the worker first, then hard-cancels one that does not answer',
   await new Promise((r) => setTimeout(r, HARD_CANCEL_AFTER_MS + 100));
   assert.ok(!calls.includes('hard2'), 'no hard cancel after a soft cancel that worked');
 });
+
+test('op shares keep every family with time, name the new ones, and keep an unknown family under its key', async () => {
+  const {opShares} = await import('../../web/lib/op_families.js');
+  const rows = opShares({gemm: 0.5, moe: 0, all_to_all: 0.1, af_transfer: 0.3, future_op: 0.1});
+  assert.deepEqual(rows.map((r) => r.key), ['gemm', 'all_to_all', 'af_transfer', 'future_op']);
+  assert.match(rows.find((r) => r.key === 'af_transfer').label, /A <-> F/);
+  assert.match(rows.find((r) => r.key === 'all_to_all').label, /all-to-all/);
+  assert.equal(new Set(rows.map((r) => r.color)).size, rows.length, 'distinct colours');
+  assert.deepEqual(opShares(undefined), []);
+});
+
+test('timeline replica names skip a role without replicas of its own (F)', async () => {
+  const {describeRequest} = await import('../../web/lib/timeline_data.js');
+  const result = {
+    deployment: {roles: [{name: 'P', replicas: 2, kv_cache: {}}, {name: 'A', replicas: 2, kv_cache: {}}, {name: 'F', replicas: 2, kv_cache: null}]},
+    requests: {arrival_ms: [0], first_scheduled_ms: [1], first_token_ms: [5], finished_ms: [9], replica: [3], prompt_tokens: [4],
+      output_tokens: [2], preemptions: [0], failed: [0]},
+    phases: {request: [0, 0], kind: ['prefill', 'kv_transfer'], start_ms: [1, 3], end_ms: [3, 5], tokens: [4, 0]},
+  };
+  const rows = Object.fromEntries(describeRequest(buildTimelineData(result), 0));
+  assert.equal(rows.replica, 'A[1] (#3)');
+  assert.equal(rows.kv_transfer, '1');
+});

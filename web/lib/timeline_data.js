@@ -25,8 +25,20 @@ export function buildTimelineData(result) {
     if (end > d.tMax) d.tMax = end;
   }
   if (n === 0) d.tMin = d.tMax = 0;
+  d.replicaNames = replicaNames(result.deployment?.roles);
   Object.assign(d, groupPhases(result.phases, n));
   return d;
+}
+
+/** Names of the global replica indices of the request columns: the roles' replicas in order. A role without
+ * replicas of its own (an F role: its result entry has kv_cache null) takes no index. */
+function replicaNames(roles) {
+  const names = [];
+  for (const r of roles ?? []) {
+    if (!r.kv_cache) continue;
+    for (let i = 0; i < r.replicas; i++) names.push(`${r.name}[${i}]`);
+  }
+  return names;
 }
 
 /** Phase segments sorted by request: segments of request i are [offsets[i], offsets[i + 1]). */
@@ -69,7 +81,7 @@ export function describeRequest(d, i) {
   const dur = (a, b) => ms(b - a);
   const rows = [
     ['request', `#${i}${d.failed[i] ? ' (failed)' : ''}`],
-    ['replica', String(d.replica[i])],
+    ['replica', d.replicaNames?.[d.replica[i]] ? `${d.replicaNames[d.replica[i]]} (#${d.replica[i]})` : String(d.replica[i])],
     ['arrival', ms(d.arrival[i])],
     ['first scheduled', ms(d.scheduled[i])],
     ['first token', ms(d.firstToken[i])],

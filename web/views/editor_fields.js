@@ -2,6 +2,7 @@
 // core (which name pointers too) land beside it. Engine options carry their SGLang spelling as a hint.
 // An empty field deletes its key, so the core's default applies.
 import {getAt} from '../lib/json_pointer.js';
+import {ARCHITECTURES, PARALLELISM_FORMS, ROLE_DEGREES, architectureOf, parallelismForm} from '../lib/deployment_edit.js';
 
 const arrivalIs = (...p) => (doc) => p.includes(getAt(doc, '/workload/arrival/process'));
 const lenMode = (doc) => lengthsMode(doc);
@@ -30,6 +31,35 @@ function distFields(which, label, catalog) {
   ];
 }
 
+const disaggregated = (doc) => architectureOf(doc) !== 'C';
+const ROLE_NAMES = {C: 'co-located', P: 'prefill', D: 'decode', A: 'attention, holds the KV cache', F: 'FFN / MoE, no KV cache'};
+
+/** Role i of deployment.roles: kind, GPU, replicas and its parallelism in the form the role uses. A holds only
+ * the attention degrees (pp, tp_attn, dp_attn), F only the FFN degrees (pp, tp_ffn, ep_ffn). */
+function roleGroup(i, catalog) {
+  const base = `/deployment/roles/${i}`;
+  const role = (doc) => getAt(doc, base);
+  const kind = (doc) => role(doc)?.role ?? 'C';
+  const form = (f) => (doc) => parallelismForm(role(doc)) === f;
+  const degree = (k) => ({path: `${base}/parallelism/${k}`, label: k, kind: 'number', placeholder: k === 'pp' ? '1' : '',
+    keepParent: true, when: (doc) => form('two_domain')(doc) && (ROLE_DEGREES[kind(doc)] ?? []).includes(k)});
+  return {
+    path: base,
+    title: (doc) => `Role ${i + 1}: ${kind(doc)} (${ROLE_NAMES[kind(doc)] ?? '?'})`,
+    when: (doc) => role(doc) !== undefined,
+    fields: [
+      {path: `${base}/role`, label: 'role', kind: 'select', options: ['C', 'P', 'D', 'A', 'F']},
+      {path: `${base}/name`, label: 'name', kind: 'text', placeholder: 'the role letter'},
+      {path: `${base}/gpu`, label: 'GPU', kind: 'select', options: catalog.gpus, optional: true, hint: 'default: hardware.gpu'},
+      {path: `${base}/replicas`, label: 'replicas', kind: 'number', placeholder: '1'},
+      {path: `#parform-${i}`, label: 'parallelism given as', kind: 'parform', role: i, options: PARALLELISM_FORMS, span: 2},
+      {path: `${base}/tensor_parallel_size`, label: 'tensor_parallel_size', kind: 'number', placeholder: '1', when: form('vllm')},
+      {path: `${base}/pipeline_parallel_size`, label: 'pipeline_parallel_size', kind: 'number', placeholder: '1', when: form('vllm')},
+      ...['pp', 'tp_attn', 'dp_attn', 'tp_ffn', 'ep_ffn'].map(degree),
+    ],
+  };
+}
+
 /** The form's groups for a profile catalog {models, gpus, traces, workloads} (profiles/index.json). */
 export function fieldGroups(catalog) {
   const tri = ['true', 'false'];
@@ -42,11 +72,24 @@ export function fieldGroups(catalog) {
       {path: '/model', label: 'model', kind: 'model', options: catalog.models, span: 2},
       {path: '/hardware/gpu', label: 'GPU', kind: 'select', options: catalog.gpus, optional: true},
     ]},
-    {title: 'Deployment (first role)', path: '/deployment', fields: [
-      {path: '/deployment/roles/0/replicas', label: 'replicas', kind: 'number'},
-      {path: '/deployment/roles/0/tensor_parallel_size', label: 'tensor_parallel_size', kind: 'number'},
-      {path: '/deployment/roles/0/pipeline_parallel_size', label: 'pipeline_parallel_size', kind: 'number'},
+    {title: 'Deployment', path: '/deployment', fields: [
+      {path: '#architecture', label: 'architecture', kind: 'architecture', options: ARCHITECTURES, span: 2,
+        hint: 'rewrites deployment.roles, keeping GPU, replicas and degrees where it can'},
       {path: '/deployment/router', label: 'router', kind: 'select', options: ['round_robin', 'least_outstanding_tokens'], optional: true},
+      {path: '/deployment/decode_router', label: 'decode_router', kind: 'select', options: ['round_robin', 'least_load', 'sibyl'],
+        optional: true, when: disaggregated},
+      {path: '/deployment/kv_transfer/link', label: 'KV transfer link', kind: 'select', options: ['inter_node', 'nvlink'],
+        optional: true, when: disaggregated},
+    ]},
+    ...[0, 1, 2].map((i) => roleGroup(i, catalog)),
+    {title: 'A <-> F activations (deployment.afd)', path: '/deployment/afd', when: (d) => architectureOf(d) === 'PAF', fields: [
+      {path: '/deployment/afd/micro_batches', label: 'micro_batches', kind: 'number', placeholder: '2',
+        hint: '1 to 8 per decode iteration, ping-ponging between A and F'},
+      {path: '/deployment/afd/link', label: 'link', kind: 'select', options: ['inter_node', 'nvlink'], optional: true,
+        hint: 'default inter_node (the NIC)'},
+      {path: '/deployment/afd/bandwidth_gb_s', label: 'bandwidth_gb_s', kind: 'number', placeholder: 'catalog', hint: 'per GPU'},
+      {path: '/deployment/afd/efficiency', label: 'efficiency', kind: 'number', placeholder: '0.8', hint: 'assumed, (0, 1]'},
+      {path: '/deployment/afd/latency_us', label: 'latency_us', kind: 'number', placeholder: '10', hint: 'assumed, per transfer'},
     ]},
     {title: 'Engine (vLLM names, SGLang in brackets)', path: '/engine', fields: [
       {path: '/engine/max_num_seqs', label: 'max_num_seqs', kind: 'number', hint: '--max-running-requests', placeholder: '256'},

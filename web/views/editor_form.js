@@ -4,6 +4,7 @@
 import {h, setChildren} from '../lib/dom.js';
 import {getAt, setAt, deleteAt, isPrefix} from '../lib/json_pointer.js';
 import {lengthsMode, LENGTH_DEFAULTS} from './editor_fields.js';
+import {architectureOf, parallelismForm, setArchitecture, setParallelismForm} from '../lib/deployment_edit.js';
 
 const INLINE = '__inline__';
 const LENGTH_LABELS = {none: "trace's own lengths", trace_pairs: 'trace prompt/output pairs',
@@ -19,11 +20,16 @@ export class EditorForm {
       groups.map((g) => this.#group(g, onUploadModel)));
   }
 
+  // A group may depend on the document: `when(doc)` shows it, `title(doc)` names it (the roles' groups).
   #group(g, onUploadModel) {
     const err = h('div', {class: 'field-error group-error', hidden: true});
-    const box = h('fieldset', {class: 'group'}, h('legend', {text: g.title}), err,
+    const legend = h('legend', {text: typeof g.title === 'function' ? '' : g.title});
+    const group = {g, path: g.path, err, legend, box: null};
+    this.current = group;
+    const box = h('fieldset', {class: 'group', dataset: {path: g.path ?? ''}}, legend, err,
       h('div', {class: 'fields'}, g.fields.map((f) => this.#field(f, onUploadModel))));
-    this.groups.push({path: g.path, err});
+    group.box = box;
+    this.groups.push(group);
     return box;
   }
 
@@ -37,15 +43,16 @@ export class EditorForm {
     const row = h('div', {class: `field${f.wide ? ' wide' : ''}${f.span ? ' span2' : ''}`, dataset: {path: f.path}},
       h('label', {for: id, class: 'mono', text: f.label}), h('div', {class: 'control-line'}, control, extra),
       f.hint ? h('div', {class: 'hint', text: f.hint}) : null, err);
-    this.fields.push({f, control, row, err});
+    this.fields.push({f, control, row, err, group: this.current});
     return row;
   }
 
   #control(f, id) {
     const emit = () => this.#emit(f, control);
     let control;
-    if (f.kind === 'select' || f.kind === 'bool' || f.kind === 'model' || f.kind === 'lengths') {
-      const opts = f.kind === 'lengths' ? Object.entries(LENGTH_LABELS) : (f.options ?? []).map((o) => [o, o]);
+    if (['select', 'bool', 'model', 'lengths', 'architecture', 'parform'].includes(f.kind)) {
+      const opts = f.kind === 'lengths' ? Object.entries(LENGTH_LABELS)
+        : f.kind === 'architecture' || f.kind === 'parform' ? f.options : (f.options ?? []).map((o) => [o, o]);
       control = h('select', {id, onchange: emit},
         f.optional ? h('option', {value: '', text: '(default)'}) : null,
         opts.map(([v, label]) => h('option', {value: v, text: label})));
@@ -65,20 +72,38 @@ export class EditorForm {
         Object.assign(w, structuredClone(LENGTH_DEFAULTS[raw]));
         return;
       }
+      if (f.kind === 'architecture') return setArchitecture(doc, raw);
+      if (f.kind === 'parform') return setParallelismForm(getAt(doc, `/deployment/roles/${f.role}`), raw);
       if (f.kind === 'model' && raw === INLINE) return;
       const value = parseValue(f, raw);
-      if (value === undefined) deleteAt(doc, f.path);
-      else setAt(doc, f.path, value);
+      if (value === undefined) {
+        deleteAt(doc, f.path);
+        // Clearing the last degree keeps `parallelism: {}`, so the role stays in the two-domain form.
+        const parent = f.path.slice(0, f.path.lastIndexOf('/'));
+        if (f.keepParent && getAt(doc, parent.slice(0, parent.lastIndexOf('/'))) !== undefined && getAt(doc, parent) === undefined) {
+          setAt(doc, parent, {});
+        }
+      } else {
+        setAt(doc, f.path, value);
+      }
     });
   }
 
   /** Shows `doc`'s values; fields whose condition does not hold are hidden. */
   update(doc) {
-    for (const {f, control, row} of this.fields) {
-      row.hidden = f.when ? !f.when(doc) : false;
+    for (const x of this.groups) {
+      x.box.hidden = x.g.when ? !x.g.when(doc) : false;
+      if (typeof x.g.title === 'function') x.legend.textContent = x.g.title(doc);
+    }
+    for (const {f, control, row, group} of this.fields) {
+      row.hidden = group?.box.hidden || (f.when ? !f.when(doc) : false);
       if (document.activeElement === control && control.tagName === 'INPUT') continue; // keep what is typed
       if (f.kind === 'lengths') {
         control.value = lengthsMode(doc);
+      } else if (f.kind === 'architecture') {
+        control.value = architectureOf(doc);
+      } else if (f.kind === 'parform') {
+        control.value = parallelismForm(getAt(doc, `/deployment/roles/${f.role}`));
       } else if (f.kind === 'model') {
         this.#modelOptions(control, f, getAt(doc, '/model'));
       } else {
@@ -121,7 +146,12 @@ export class EditorForm {
         if (x.row.hidden || !x.f.path.startsWith('/')) continue;
         if (isPrefix(x.f.path, path) && (!best || x.f.path.length > best.f.path.length)) best = x;
       }
-      if (!best) best = this.groups.find((g) => g.path && isPrefix(g.path, path)) ?? null;
+      if (!best) {
+        for (const g of this.groups) {
+          if (g.box.hidden || !g.path || !isPrefix(g.path, path)) continue;
+          if (!best || g.path.length > best.path.length) best = g; // the innermost group: a role's, not /deployment
+        }
+      }
       if (!best) { unplaced.push(e); continue; }
       best.err.append(h('div', {text: e.message}));
       best.err.hidden = false;

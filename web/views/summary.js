@@ -1,5 +1,5 @@
-// The summary of a result in vllm bench serve's metric names, the deployment's KV budget, and where the
-// pricing came from (deployment.roles[].fidelity, with a measured error when the result carries one).
+// The summary of a result in vllm bench serve's metric names, the deployment's roles table (GPUs, parallelism,
+// KV budget, the A <-> F path), and where the pricing came from (deployment.roles[].fidelity, with a measured error when the result carries one).
 import {h, fmt} from '../lib/dom.js';
 
 const HEADLINES = [
@@ -13,7 +13,7 @@ const THROUGHPUT = ['completed', 'failed', 'duration_s', 'total_input_tokens', '
 const STATS = ['mean', 'median', 'std', 'p90', 'p95', 'p99'];
 const LATENCIES = ['ttft', 'tpot', 'itl', 'e2el', 'queue'];
 
-export function renderSummary(result, benchmarkText) {
+export function renderSummary(result, benchmarkText, scenario) {
   const s = result.summary ?? {};
   const priced = s.usd_per_hour > 0; // a GPU without a price gives 0 $/h: no cost figure
   const headline = h('div', {class: 'headline'}, HEADLINES.filter(([k]) => s[k] !== undefined && (priced || !k.startsWith('usd'))).map(([k, label, d]) =>
@@ -31,7 +31,8 @@ export function renderSummary(result, benchmarkText) {
     statusLine(result), headline,
     h('div', {class: 'summary-grid'},
       h('div', {}, h('h3', {text: 'Throughput and totals'}), kv),
-      h('div', {}, h('h3', {text: 'Latency (vllm bench serve keys: <stat>_<metric>_ms)'}), grid, deployment(result))),
+      h('div', {}, h('h3', {text: 'Latency (vllm bench serve keys: <stat>_<metric>_ms)'}), grid)),
+    deployment(result, scenario),
     failures(result),
     benchmarkText ? h('details', {class: 'bench-block'}, h('summary', {text: 'Serving Benchmark Result (as the CLI prints it)'}),
       h('pre', {text: benchmarkText})) : null);
@@ -47,21 +48,71 @@ function statusLine(result) {
     warn ? h('span', {class: 'muted', title: result.warnings.join('\n'), text: ` · ${warn} warning${warn > 1 ? 's' : ''}`}) : null);
 }
 
-function deployment(result) {
+function deployment(result, scenario) {
   const roles = result.deployment?.roles ?? [];
-  return h('div', {class: 'deployment'}, h('h3', {text: 'Deployment and where the pricing came from'}),
-    roles.map((r) => {
-      const p = r.parallelism ?? {};
-      const kv = r.kv_cache;
-      // An F role (attention/FFN disaggregation) hosts only the FFN domain and holds no KV cache.
-      const par = r.role === 'F' ? `tp_ffn ${p.tp_ffn ?? 1}, ep_ffn ${p.ep_ffn ?? 1}`
-        : `tp ${p.tp_attn ?? 1}${(p.dp_attn ?? 1) > 1 ? `, dp_attn ${p.dp_attn}` : ''}`;
-      return h('div', {class: 'role'},
-        h('div', {class: 'role-head', text: `${r.name} (${r.role}): ${r.replicas} x ${r.gpu}, ${par}, pp ${p.pp ?? 1} · ${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`}),
-        kv ? h('div', {class: 'muted', text: `KV cache ${fmt(kv.kv_cache_gib, 1)} GiB per GPU, ${fmtAuto(kv.num_gpu_blocks)} blocks of ${kv.block_size}, ${fmtAuto(kv.kv_cache_tokens)} tokens · weights ${fmt(kv.weights_gib, 1)} GiB`})
-          : h('div', {class: 'muted', text: 'No KV cache: runs the FFN of its A replica\'s micro-batches'}),
-        fidelity(r.fidelity));
-    }));
+  const cols = ['role', 'GPU', 'replicas', 'parallelism (per replica)', 'GPUs / stage', 'world size', 'GPUs', 'batches in flight', 'KV cache'];
+  const table = h('table', {class: 'roles'},
+    h('thead', {}, h('tr', {}, cols.map((c) => h('th', {text: c})))),
+    h('tbody', {}, roles.map((r) => h('tr', {dataset: {role: r.role, name: r.name}},
+      h('th', {text: r.name === r.role ? r.role : `${r.name} (${r.role})`, title: ROLE_MEANING[r.role] ?? ''}),
+      h('td', {text: r.gpu}),
+      h('td', {class: 'num', dataset: {key: 'replicas'}, text: fmtAuto(r.replicas)}),
+      h('td', {class: 'mono', text: parallelismText(r)}),
+      h('td', {class: 'num', dataset: {key: 'gpus_per_stage'}, text: fmtAuto(r.gpus_per_stage)}),
+      h('td', {class: 'num', dataset: {key: 'world_size'}, text: fmtAuto(r.world_size)}),
+      h('td', {class: 'num', dataset: {key: 'gpus'}, text: fmtAuto(r.gpus)}),
+      h('td', {class: 'num', dataset: {key: 'max_batches_in_flight'}, text: fmtAuto(r.max_batches_in_flight)}),
+      h('td', {dataset: {key: 'kv_cache'}, text: kvText(r)})))),
+    h('tfoot', {}, h('tr', {}, h('th', {text: 'total'}), h('td', {colspan: 5}),
+      h('td', {class: 'num', dataset: {key: 'total_gpus'}, text: fmtAuto(result.deployment?.total_gpus)}), h('td', {colspan: 2}))));
+  return h('div', {class: 'deployment'}, h('h3', {text: 'Deployment'}), table,
+    afdLine(roles, scenario), transferLine(result),
+    h('h3', {text: 'Where the pricing came from'}),
+    roles.map((r) => h('details', {class: 'role-fidelity'},
+      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${r.fidelity?.kind ?? '?'}`), fidelity(r.fidelity))));
+}
+
+const ROLE_MEANING = {C: 'co-located prefill and decode', P: 'prefill', D: 'decode (holds the KV cache)',
+  A: 'attention: decodes and holds the KV cache', F: 'FFN / MoE of its A replica\'s decode iterations (no KV cache)'};
+
+/** The degrees that exist on the role: A has only the attention domain, F only the FFN domain. */
+function parallelismText(r) {
+  const p = r.parallelism ?? {};
+  const parts = [`pp ${p.pp ?? 1}`];
+  if (r.role !== 'F') parts.push(`tp_attn ${p.tp_attn ?? 1}`, `dp_attn ${p.dp_attn ?? 1}`);
+  if (r.role === 'F' || (p.tp_ffn ?? 1) !== (p.tp_attn ?? 1) * (p.dp_attn ?? 1) || (p.ep_ffn ?? 1) > 1) {
+    parts.push(`tp_ffn ${p.tp_ffn ?? 1}`, `ep_ffn ${p.ep_ffn ?? 1}`);
+  }
+  return parts.join(' x ');
+}
+
+function kvText(r) {
+  const kv = r.kv_cache;
+  if (!kv) return r.role === 'F' ? 'none (FFN only)' : 'none';
+  return `${fmt(kv.kv_cache_gib, 1)} GiB/GPU, ${fmtAuto(kv.kv_cache_tokens)} tokens (blocks of ${kv.block_size}); weights ${fmt(kv.weights_gib, 1)} GiB/GPU`;
+}
+
+/** The A <-> F path as the page ran it: the scenario's deployment.afd, with the core's defaults named as such. */
+function afdLine(roles, scenario) {
+  if (!roles.some((r) => r.role === 'F')) return null;
+  const afd = scenario?.deployment?.afd ?? {};
+  const given = (k, dflt, unit = '') => (afd[k] !== undefined ? `${afd[k]}${unit}` : `${dflt}${unit} (default)`);
+  const a = roles.find((r) => r.role === 'A'), f = roles.find((r) => r.role === 'F');
+  const links = a && f ? Math.min(a.gpus_per_stage, f.gpus_per_stage) : null;
+  return h('div', {class: 'afd-line', dataset: {microBatches: afd.micro_batches ?? 2, link: afd.link ?? 'inter_node'}},
+    h('span', {class: 'badge', text: 'A <-> F'}),
+    ` micro-batches per decode iteration: ${given('micro_batches', 2)} · link: ${given('link', 'inter_node')}` +
+    ` · bandwidth: ${afd.bandwidth_gb_s ? `${afd.bandwidth_gb_s} GB/s per GPU` : 'from the GPU catalog'}` +
+    ` · efficiency: ${given('efficiency', 0.8)} · latency: ${given('latency_us', 10, ' us')}` +
+    (links ? ` · ${links} per-GPU links per stage in parallel (min of A and F GPUs per stage)` : ''));
+}
+
+function transferLine(result) {
+  const d = result.disaggregation;
+  if (!d) return null;
+  return h('div', {class: 'muted transfer-line'},
+    `P -> ${result.deployment?.roles?.some((r) => r.role === 'A') ? 'A' : 'D'} KV transfers: ${fmtAuto(d.kv_transfers)} ` +
+    `(${fmt((d.kv_bytes_moved ?? 0) / 2 ** 30, 1)} GiB moved) · decode_router ${d.decode_router}`);
 }
 
 function fidelity(f) {

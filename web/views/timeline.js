@@ -140,7 +140,7 @@ function legend() {
   return h('span', {class: 'legend'},
     item('queued', PHASE_COLORS.queued), item('prefill chunk', PHASE_COLORS.prefill),
     item('decode', PHASE_COLORS.decode), item('preemption', PHASE_COLORS.preempted),
-    item('other phase', PHASE_COLORS.other));
+    item('KV transfer / KV wait / other', PHASE_COLORS.other));
 }
 
 function swatch(color) {
