@@ -497,7 +497,8 @@ def main():
              "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
                  datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
              "Protocol: see the script's docstring (closed loop, concurrency = batch_size for agg rows and the "
-             "recorded silicon_concurrency for disagg rows, fixed isl, osl +- 1 token, 8 x concurrency requests, the "
+             "recorded silicon_concurrency for disagg rows, fixed isl, osl +- 1 token (SGLang agg rows: exactly osl, "
+             "with the sglang scheduler), 8 x concurrency requests, the "
              "row's parallelism/dtype/backend; disagg rows as P/D scenarios with the row's worker counts and per-role "
              "parallelism). Errors are (simulated - measured) / "
              "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT.",
