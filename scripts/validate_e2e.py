@@ -18,7 +18,9 @@ clients started together stay in lockstep forever in a deterministic simulator, 
 measured TPOT rises at short osl because prefills interleave with decodes); one token of spread lets the simulated
 clients drift too. 8 x batch_size requests (at least 32). The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows:
 FP8 weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
-defaults (max_num_batched_tokens 8192, max_num_seqs 1024). Compared: mean TTFT and mean TPOT.
+defaults (max_num_batched_tokens 8192, max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size) and
+SGLang agg rows use the `sglang` scheduler (prefill-first, decodes paused while prompts wait) with outputs of exactly
+osl tokens (that policy keeps a wave of clients together, see EXACT_OSL). Compared: mean TTFT and mean TPOT.
 
 Disaggregated rows become P/D scenarios: prefill_num_workers replicas of role P with the prefill_* parallelism,
 decode_num_workers replicas of role D with the decode_* parallelism, the KV cache moved over NVLink when all the
@@ -69,6 +71,16 @@ PARAMS = ["iteration_us", "per_request_us"]
 CHECK_MARGIN_PP = 1.0
 # Groups --check replays and gates against their recorded figures.
 CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang disagg")
+# Batch-formation policy per backend for agg rows (engine `scheduler`; the default is vLLM V1's). SGLang runs its
+# own prefill-first scheduler (a waiting prompt gets a prefill-only step, decodes pause; enable_mixed_chunk is off
+# by default). Its disagg rows keep the default: a P role only prefills and a D role only decodes, so the policies
+# coincide there apart from admission order.
+SCHEDULER = {"sglang": "sglang"}
+# Backends whose agg rows replay outputs of exactly osl tokens instead of osl +- 1. The one-token spread stands
+# in for the drift of real vLLM/TRT-LLM clients (mixed batches stagger a wave's first tokens, so it falls apart);
+# SGLang's prefill-first policy undoes that drift physically (a wave's prompts are prefilled while all decodes
+# pause, then decode in the same steps and finish together), and a spread would split its waves artificially.
+EXACT_OSL = ("sglang",)
 # Held-out splits for backends whose agg rows cover one model only (a split by model is impossible): a physical
 # axis the host constants should not depend on. (column, held-out values)
 SPLITS = {"sglang": [("tp_size", ("8",)), ("isl", ("4096",))]}
@@ -168,6 +180,8 @@ def scenario(r, parts, host):
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
     if parts["fp8"]:
         engine["kv_cache_dtype"] = "fp8"
+    if r["mode"] == "agg" and r["backend"] in SCHEDULER:
+        engine["scheduler"] = SCHEDULER[r["backend"]]
     if host:
         engine["host"] = host
 
@@ -186,7 +200,9 @@ def scenario(r, parts, host):
             "workload": {"num_requests": max(8 * bs, 32),
                          "arrival": {"process": "closed_loop", "max_concurrency": bs},
                          "input_len": {"dist": "fixed", "value": isl},
-                         "output_len": {"dist": "uniform", "min": max(1, osl - 1), "max": osl + 1}}}
+                         "output_len": ({"dist": "fixed", "value": osl}
+                                        if r["mode"] == "agg" and r["backend"] in EXACT_OSL else
+                                        {"dist": "uniform", "min": max(1, osl - 1), "max": osl + 1})}}
 
 
 def simulate(cli, rows, host_by_backend, jobs, tmp):
@@ -479,7 +495,8 @@ def main():
              "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
                  datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
              "Protocol: see the script's docstring (closed loop, concurrency = batch_size for agg rows and the "
-             "recorded silicon_concurrency for disagg rows, fixed isl, osl +- 1 token, 8 x concurrency requests, the "
+             "recorded silicon_concurrency for disagg rows, fixed isl, osl +- 1 token (SGLang agg rows: exactly osl, "
+             "with the sglang scheduler), 8 x concurrency requests, the "
              "row's parallelism/dtype/backend; disagg rows as P/D scenarios with the row's worker counts and per-role "
              "parallelism). Errors are (simulated - measured) / "
              "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT.",

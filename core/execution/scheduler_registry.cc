@@ -1,5 +1,6 @@
 #include "core/execution/scheduler_registry.h"
 
+#include "core/execution/sglang_scheduler.h"
 #include "core/execution/vllm_v1_scheduler.h"
 
 namespace servesim {
@@ -9,7 +10,7 @@ struct Entry {
   SchedulerKind kind;
   const char* name;
 };
-constexpr Entry kSchedulers[] = {{SchedulerKind::kVllmV1, "vllm_v1"}};
+constexpr Entry kSchedulers[] = {{SchedulerKind::kVllmV1, "vllm_v1"}, {SchedulerKind::kSglang, "sglang"}};
 }  // namespace
 
 bool scheduler_from_string(const std::string& name, SchedulerKind& out) {
@@ -36,6 +37,7 @@ std::string scheduler_names() {
 std::unique_ptr<Scheduler> make_scheduler(SchedulerKind k, ClusterCounters* counters) {
   switch (k) {
     case SchedulerKind::kVllmV1: return std::make_unique<VllmV1Scheduler>(counters);
+    case SchedulerKind::kSglang: return std::make_unique<SglangScheduler>(counters);
   }
   return nullptr;
 }

@@ -12,7 +12,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
   r.get_enum("backend", o.backend, {"vllm", "sglang", "trtllm"});
-  r.get_enum("scheduler", o.scheduler, {"vllm_v1"});
+  r.get_enum("scheduler", o.scheduler, {"vllm_v1", "sglang"});
   r.get_int("max_num_seqs", o.max_num_seqs, 1, 65536);
   r.get_int("max_num_batched_tokens", o.max_num_batched_tokens, 1, 1 << 22);
   r.get_bool("enable_chunked_prefill", o.enable_chunked_prefill);

@@ -1,0 +1,53 @@
+// The sglang scheduler end to end: in a closed loop of identical requests its prefill-first policy keeps a wave
+// of clients together (they decode in the same steps and come back at the same instant), while vLLM V1's mixed
+// batches stagger them. This is what the SGLang validation rows depend on (docs/validation.md).
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+nlohmann::json closed_loop(const std::string& scheduler) {
+  auto s = test::small_scenario();
+  s["engine"] = {{"scheduler", scheduler}, {"max_num_batched_tokens", 2048}};
+  s["workload"]["num_requests"] = 32;
+  s["workload"]["arrival"] = {{"process", "closed_loop"}, {"max_concurrency", 8}};
+  s["workload"]["input_len"] = {{"dist", "fixed"}, {"value", 1024}};
+  s["workload"]["output_len"] = {{"dist", "fixed"}, {"value", 16}};
+  s["output"] = {{"requests", true}};
+  return s;
+}
+
+std::set<double> arrival_times(const nlohmann::json& result) {
+  std::set<double> t;
+  for (const auto& a : result["requests"]["arrival_ms"]) t.insert(a.get<double>());
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("under the sglang scheduler a closed loop of identical clients stays in waves", "[scenario][scheduler]") {
+  const auto sglang = test::run_scenario(closed_loop("sglang").dump());
+  REQUIRE(sglang["summary"]["completed"] == 32);
+  CHECK(sglang["deployment"]["roles"][0]["scheduler"] == "sglang");
+  // 32 requests from 8 clients: 4 waves, each arriving at one instant.
+  CHECK(arrival_times(sglang).size() == 4);
+  // vLLM V1 mixes the later prompts' chunks into the first ones' decodes: the first wave finishes staggered.
+  const auto vllm = test::run_scenario(closed_loop("vllm_v1").dump());
+  REQUIRE(vllm["summary"]["completed"] == 32);
+  CHECK(arrival_times(vllm).size() > 4);
+  // Every wave under sglang pays for the whole wave's prefill, so its mean TTFT is above vLLM V1's.
+  CHECK(sglang["summary"]["mean_ttft_ms"].get<double>() > vllm["summary"]["mean_ttft_ms"].get<double>());
+}
+
+TEST_CASE("an unknown scheduler is refused naming the field", "[scenario][scheduler]") {
+  auto s = closed_loop("fifo");
+  Errors errors;
+  auto session = Session::create(s.dump(), test::profiles_loader(), errors);
+  CHECK(session == nullptr);
+  CHECK(errors.joined().find("/engine/scheduler") != std::string::npos);
+}

@@ -1,0 +1,181 @@
+#include "core/execution/sglang_scheduler.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/execution/scheduler_registry.h"
+
+using namespace servesim;
+
+namespace {
+
+Request make_request(std::int64_t id, std::int32_t prompt, std::int32_t output = 100) {
+  Request r;
+  r.id = id;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  return r;
+}
+
+/// Applies a batch's progress as the replica does at the end of an iteration.
+void complete(Batch& b) {
+  for (const ScheduledItem& it : b.items) {
+    Request& r = *it.req;
+    r.num_computed += it.num_tokens;
+    if (r.num_computed == r.num_tokens()) ++r.generated;
+  }
+}
+
+SchedulerLimits limits(std::int64_t budget, int max_seqs, bool chunking) {
+  SchedulerLimits l;
+  l.token_budget = budget;
+  l.max_num_seqs = max_seqs;
+  l.allow_chunking = chunking;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("sglang scheduler: a waiting prompt pauses the running decodes", "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  Request a = make_request(0, 8), b = make_request(1, 8);
+  s.add(&a);
+  Batch batch;
+  s.schedule(limits(100, 16, true), kv, batch);
+  complete(batch);
+  s.add(&b);
+  batch.clear();
+  // a is decoding, b waits: this step is b's prompt alone (vLLM would add a's decode token).
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &b);
+  CHECK(batch.items[0].num_tokens == 8);
+  CHECK(batch.items[0].prefill);
+  complete(batch);
+  batch.clear();
+  // Nothing waits any more: both decode together, one token each.
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 2);
+  CHECK(batch.items[0].req == &a);
+  CHECK(batch.items[1].req == &b);
+  CHECK(batch.items[0].num_tokens == 1);
+  CHECK_FALSE(batch.items[1].prefill);
+  CHECK(counters.running == 2);
+  CHECK(counters.waiting == 0);
+}
+
+TEST_CASE("sglang scheduler: a chunked prompt continues first and the prefill budget bounds each batch",
+          "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  Request a = make_request(0, 60), b = make_request(1, 60), c = make_request(2, 60);
+  s.add(&a);
+  s.add(&b);
+  s.add(&c);
+  Batch batch;
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 2);  // a whole, b chunked at the 40 tokens left
+  CHECK(batch.items[0].num_tokens == 60);
+  CHECK(batch.items[1].req == &b);
+  CHECK(batch.items[1].num_tokens == 40);
+  complete(batch);
+  batch.clear();
+  // b's remaining 20 first, then c; a (decoding) waits since prompts are still pending.
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 2);
+  CHECK(batch.items[0].req == &b);
+  CHECK(batch.items[0].num_tokens == 20);
+  CHECK(batch.items[1].req == &c);
+  CHECK(batch.items[1].num_tokens == 60);
+  for (const auto& it : batch.items) CHECK(it.req != &a);
+  complete(batch);
+  batch.clear();
+  s.schedule(limits(100, 16, true), kv, batch);
+  CHECK(batch.items.size() == 3);  // all three decode
+}
+
+TEST_CASE("sglang scheduler: without chunking a prompt that does not fit the budget waits", "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  Request a = make_request(0, 60), b = make_request(1, 60);
+  s.add(&a);
+  s.add(&b);
+  Batch batch;
+  s.schedule(limits(100, 16, false), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &a);
+  CHECK(s.num_waiting() == 1);
+}
+
+TEST_CASE("sglang scheduler: the running cap bounds admissions", "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  Request a = make_request(0, 8), b = make_request(1, 8);
+  s.add(&a);
+  s.add(&b);
+  Batch batch;
+  s.schedule(limits(100, 1, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  complete(batch);
+  batch.clear();
+  // b cannot be admitted (cap 1), so the step decodes a instead of idling.
+  s.schedule(limits(100, 1, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &a);
+  CHECK_FALSE(batch.items[0].prefill);
+}
+
+TEST_CASE("sglang scheduler: a decode step short of KV retracts the newest running request", "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(2, 16, 0.0);  // two blocks of 16 tokens
+  Request a = make_request(0, 16), b = make_request(1, 16);
+  s.add(&a);
+  s.add(&b);
+  Batch batch;
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 2);
+  complete(batch);
+  batch.clear();
+  // Each needs a second block for token 17; only one can have it: b (newest) is retracted for a.
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &a);
+  REQUIRE(batch.preempted.size() == 1);
+  CHECK(batch.preempted[0] == &b);
+  CHECK(b.num_computed == 0);
+  CHECK(b.preemptions == 1);
+  CHECK(s.num_waiting() == 1);
+  CHECK(counters.waiting == 1);
+  CHECK(counters.running == 1);
+}
+
+TEST_CASE("sglang scheduler: requests in a batch still in the pipeline are skipped", "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  Request a = make_request(0, 8), b = make_request(1, 8);
+  s.add(&a);
+  s.add(&b);
+  Batch batch;
+  s.schedule(limits(100, 16, true), kv, batch);
+  complete(batch);
+  a.in_flight = true;
+  batch.clear();
+  s.schedule(limits(100, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &b);
+}
+
+TEST_CASE("sglang scheduler is selectable by name", "[execution][scheduler]") {
+  SchedulerKind k = SchedulerKind::kVllmV1;
+  REQUIRE(scheduler_from_string("sglang", k));
+  CHECK(k == SchedulerKind::kSglang);
+  CHECK(std::string(scheduler_to_string(k)) == "sglang");
+  ClusterCounters counters;
+  CHECK(dynamic_cast<SglangScheduler*>(make_scheduler(k, &counters).get()) != nullptr);
+}
