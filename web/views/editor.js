@@ -79,15 +79,27 @@ export class ScenarioEditor {
   async validate() {
     const seq = ++this.seq;
     const text = this.textarea.value;
-    let errors;
-    try {
-      errors = (await this.validateFn(text)).errors ?? [];
-    } catch (e) {
-      errors = [{path: '', message: `validation failed: ${e.message ?? e}`}];
-    }
-    if (seq !== this.seq) return this.errors;
+    const answer = this.#ask(text);
+    this.latest = answer;
+    const errors = await answer;
+    // A newer validation (a later edit, or the one a run asked for) supersedes this one: its answer counts, not
+    // whatever was shown before (which may belong to another text).
+    if (seq !== this.seq) return this.latest;
     this.showErrors(errors);
     return errors;
+  }
+
+  /** The core's errors for `text`. A request lost because the worker was restarted (a hard cancel) is asked
+   * again once on the fresh worker rather than reported as a problem of the scenario. */
+  async #ask(text) {
+    for (let attempt = 0; ; ++attempt) {
+      try {
+        return (await this.validateFn(text)).errors ?? [];
+      } catch (e) {
+        const lost = /worker was restarted/.test(e?.message ?? '');
+        if (!lost || attempt > 0) return [{path: '', message: `validation failed: ${e.message ?? e}`}];
+      }
+    }
   }
 
   showErrors(errors) {
