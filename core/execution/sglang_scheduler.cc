@@ -12,30 +12,9 @@ namespace {
 bool needs_prefill(const Request& r) { return r.num_tokens() - r.num_computed > 1 || r.generated == 0; }
 }  // namespace
 
-void SglangScheduler::add(Request* r) {
-  r->state = RequestState::kWaiting;
-  waiting_.push_back(r);
-  ++counters_->waiting;
-}
-
-void SglangScheduler::retract(Request* r, KvBlockManager& kv, Batch& out) {
-  kv.free(*r);
-  r->num_computed = 0;
-  r->preemptions += 1;
-  r->state = RequestState::kWaiting;
-  waiting_.push_front(r);
-  ++counters_->waiting;
-  --counters_->running;
-  out.preempted.push_back(r);
-}
-
 bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
   std::int64_t budget = lim.token_budget;
-  auto chunk = [&](const Request& r) {
-    std::int64_t n = r.num_tokens() - r.num_computed;
-    if (lim.long_prefill_token_threshold > 0) n = std::min(n, lim.long_prefill_token_threshold);
-    return std::min(n, budget);
-  };
+  auto chunk = [&](const Request& r) { return prefill_chunk(r, lim, budget); };
   // 1. A chunked prompt admitted earlier continues first (SGLang keeps it as the batch's chunked request).
   for (Request* r : running_) {
     if (budget <= 0) break;
@@ -91,7 +70,7 @@ void SglangScheduler::schedule_decode(KvBlockManager& kv, Batch& out) {
       }
       Request* victim = running_[v];
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(v));
-      retract(victim, kv, out);
+      preempt_for_recompute(victim, kv, out);  // SGLang's retract_decode
       if (victim == r) {
         ok = false;
         break;
@@ -106,14 +85,6 @@ void SglangScheduler::schedule_decode(KvBlockManager& kv, Batch& out) {
 void SglangScheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
   if (schedule_prefill(lim, kv, out)) return;  // prefill-first: decodes pause for this step
   schedule_decode(kv, out);
-}
-
-void SglangScheduler::remove_finished() {
-  const auto before = running_.size();
-  running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                [](const Request* r) { return r->state != RequestState::kRunning; }),
-                 running_.end());
-  counters_->running -= static_cast<std::int64_t>(before - running_.size());
 }
 
 }  // namespace servesim

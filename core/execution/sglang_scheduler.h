@@ -6,29 +6,20 @@
 /// blocks run out during a decode step the newest running request is retracted (freed, recomputed later), as
 /// SGLang's retract_decode does. In a closed loop this keeps clients in waves: a wave's prompts are prefilled
 /// together while everyone else waits, so TTFT includes the whole wave's prefill.
-#include "core/execution/scheduler.h"
+#include "core/execution/queue_scheduler.h"
 
 namespace servesim {
 
 /// Prefill-first scheduling with decode pauses (SGLang enable_mixed_chunk = false).
-class SglangScheduler : public Scheduler {
+class SglangScheduler : public QueueScheduler {
  public:
-  explicit SglangScheduler(ClusterCounters* counters) : counters_(counters) {}
-  void add(Request* r) override;
+  using QueueScheduler::QueueScheduler;
   void schedule(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out) override;
-  void remove_finished() override;
-  bool has_work() const override { return !running_.empty() || !waiting_.empty(); }
-  std::int64_t num_waiting() const override { return static_cast<std::int64_t>(waiting_.size()); }
-  std::int64_t num_running() const override { return static_cast<std::int64_t>(running_.size()); }
 
  private:
   /// Prompt chunks (continued chunked prompts, then waiting requests FCFS); false when none was scheduled.
   bool schedule_prefill(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out);
   void schedule_decode(KvBlockManager& kv, Batch& out);
-  void retract(Request* r, KvBlockManager& kv, Batch& out);
-  std::vector<Request*> running_;  ///< admitted, in admission order (a chunked prompt stays here between chunks)
-  std::deque<Request*> waiting_;
-  ClusterCounters* counters_;
 };
 
 }  // namespace servesim

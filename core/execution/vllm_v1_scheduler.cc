@@ -6,32 +6,9 @@
 
 namespace servesim {
 
-void VllmV1Scheduler::add(Request* r) {
-  r->state = RequestState::kWaiting;
-  waiting_.push_back(r);
-  ++counters_->waiting;
-}
-
-void VllmV1Scheduler::preempt(Request* r, KvBlockManager& kv, Batch& out) {
-  kv.free(*r);
-  r->num_computed = 0;
-  r->preemptions += 1;
-  r->state = RequestState::kWaiting;
-  waiting_.push_front(r);
-  ++counters_->waiting;
-  --counters_->running;
-  out.preempted.push_back(r);
-}
-
 /// A chunk is prompt work unless it is exactly the one new token of a request whose KV is otherwise complete.
 static bool is_prefill(const Request& r, std::int64_t n) {
   return r.num_computed + n < r.num_tokens() || n > 1 || r.generated == 0;
-}
-
-static std::int64_t chunk_size(const Request& r, const SchedulerLimits& lim, std::int64_t budget) {
-  std::int64_t n = r.num_tokens() - r.num_computed;
-  if (lim.long_prefill_token_threshold > 0) n = std::min(n, lim.long_prefill_token_threshold);
-  return std::min(n, budget);
 }
 
 void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
@@ -48,7 +25,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
       ++i;
       continue;
     }
-    const std::int64_t n = chunk_size(*r, lim, budget);
+    const std::int64_t n = prefill_chunk(*r, lim, budget);
     SERVESIM_CHECK(n > 0, "running request with nothing to compute");
     bool ok = true;
     while (!kv.allocate(*r, r->num_computed + n, false)) {
@@ -63,7 +40,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
       }
       Request* victim = running_[v];
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(v));
-      preempt(victim, kv, out);
+      preempt_for_recompute(victim, kv, out);
       if (victim == r) {
         ok = false;
         break;
@@ -81,7 +58,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
     Request* r = *it;
     const std::int64_t whole = r->num_tokens() - r->num_computed;
     if (!lim.allow_chunking && whole > budget) break;
-    const std::int64_t n = chunk_size(*r, lim, budget);
+    const std::int64_t n = prefill_chunk(*r, lim, budget);
     if (!kv.allocate(*r, r->num_computed + n, true)) {
       // FCFS stops at a request that does not fit, except that requests whose KV already arrived from a
       // prefill role (blocks held, nothing to allocate) may still start: they free blocks when they finish,
@@ -98,15 +75,6 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
     out.items.push_back({r, static_cast<std::int32_t>(n), is_prefill(*r, n)});
     budget -= n;
   }
-}
-
-void VllmV1Scheduler::remove_finished() {
-  const auto before = running_.size();
-  // Finished requests and prefills handed off to a decode role both leave the running set.
-  running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                [](const Request* r) { return r->state != RequestState::kRunning; }),
-                 running_.end());
-  counters_->running -= static_cast<std::int64_t>(before - running_.size());
 }
 
 }  // namespace servesim
