@@ -172,7 +172,10 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
       curves_(std::move(curves)),
       roofline_(model, gpu, par, engine),
       k_(backend_constants(engine.backend)),
-      rng_(seed, static_cast<std::uint64_t>(RngStream::kMoe)) {
+      rng_(seed, static_cast<std::uint64_t>(RngStream::kMoe)),
+      max_capture_(engine.cuda_graph_sizes.empty()
+                       ? std::min<std::int64_t>(engine.max_cudagraph_capture_size, 2 * engine.max_num_seqs)
+                       : *std::max_element(engine.cuda_graph_sizes.begin(), engine.cuda_graph_sizes.end())) {
   // Scenario overrides of the calibrated host constants (engine.host).
   if (e_.host.iteration_us >= 0) k_.cpu_iteration_us = e_.host.iteration_us;
   if (e_.host.per_request_us >= 0) k_.cpu_per_request_us = e_.host.per_request_us;
@@ -574,10 +577,7 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   const double H = static_cast<double>(m_.hidden_size);
 
   // Token-only costs (GEMMs, elementwise, embedding, all-reduce), memoised per token count.
-  const std::int64_t max_capture = e_.cuda_graph_sizes.empty()
-                                       ? std::min<std::int64_t>(e_.max_cudagraph_capture_size, 2 * e_.max_num_seqs)
-                                       : *std::max_element(e_.cuda_graph_sizes.begin(), e_.cuda_graph_sizes.end());
-  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture;
+  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture_;
   const bool in_graph = s.cuda_graph || piecewise;
   {
     const PerTokens& pt = per_tokens(T);
@@ -647,10 +647,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
   const double Td = static_cast<double>(T);
   const double L = layers_total_;
   const double H = static_cast<double>(m_.hidden_size);
-  const std::int64_t max_capture = e_.cuda_graph_sizes.empty()
-                                       ? std::min<std::int64_t>(e_.max_cudagraph_capture_size, 2 * e_.max_num_seqs)
-                                       : *std::max_element(e_.cuda_graph_sizes.begin(), e_.cuda_graph_sizes.end());
-  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture;
+  const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture_;
   const bool in_graph = s.cuda_graph || piecewise;
   if (part_ != CostPart::kFfn) {
     // Attention domain: each data-parallel attention group (dp_attn) runs the qkv/o projections, attention,

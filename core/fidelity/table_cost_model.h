@@ -159,6 +159,8 @@ class TableCostModel : public CostModel {
   CostPart part_ = CostPart::kWhole;
   double alpha_ = 1.2;
   Rng rng_;
+  /// Largest CUDA-graph capture size: batches up to it run piecewise graphs when not fully captured.
+  std::int64_t max_capture_;
   std::vector<std::int64_t> loads_;
   std::vector<BatchShape> groups_;  // scratch: data-parallel attention groups of the batch
   double heads_local_ = 1, kv_heads_local_ = 1;
