@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/api/session.h"
+#include "core/fidelity/batch_shape.h"
 #include "core/spec/gpu_spec.h"
 #include "core/spec/model_spec.h"
 #include "core/spec/resource_catalog.h"
@@ -27,5 +28,16 @@ ModelSpec bundled_model(const std::string& name);
 GpuSpec bundled_gpu(const std::string& name);
 /// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.
 nlohmann::json small_scenario();
+
+/// A decode-only batch of `n` requests at context `ctx`, replayed from a CUDA graph.
+inline BatchShape decode_batch(int n, int ctx) {
+  BatchShape s;
+  s.num_tokens = s.num_decode = s.num_sampled = n;
+  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
+  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
+  s.decode_context_max = ctx;
+  s.cuda_graph = true;
+  return s;
+}
 
 }  // namespace servesim::test

@@ -37,15 +37,7 @@ AfdCostModel afd(int micro_batches, bool tables, AfdLink link = {}) {
                       link, static_cast<int>(m.num_hidden_layers), static_cast<double>(m.hidden_size));
 }
 
-BatchShape decode_batch(int n, int ctx) {
-  BatchShape s;
-  s.num_tokens = s.num_decode = s.num_sampled = n;
-  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
-  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
-  s.decode_context_max = ctx;
-  s.cuda_graph = true;
-  return s;
-}
+using test::decode_batch;
 
 SimTime sum_families(const BatchCost& c) {
   SimTime s = 0;

@@ -18,15 +18,7 @@ Parallelism par(int tp_attn, int dp_attn) {
   return p;
 }
 
-BatchShape decode_batch(int n, int ctx) {
-  BatchShape s;
-  s.num_tokens = s.num_decode = s.num_sampled = n;
-  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
-  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
-  s.decode_context_max = ctx;
-  s.cuda_graph = true;
-  return s;
-}
+using test::decode_batch;
 
 std::unique_ptr<CostModel> model(const Parallelism& p, bool tables) {
   std::string err;

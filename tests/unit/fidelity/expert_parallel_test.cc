@@ -29,15 +29,7 @@ std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep, int 
                                           std::move(c), 7);
 }
 
-BatchShape decode_batch(int n, int ctx) {
-  BatchShape s;
-  s.num_tokens = s.num_decode = s.num_sampled = n;
-  for (int i = 0; i < n; ++i) s.decode_contexts.push_back(ctx);
-  s.decode_context_sum = static_cast<std::int64_t>(n) * ctx;
-  s.decode_context_max = ctx;
-  s.cuda_graph = true;
-  return s;
-}
+using test::decode_batch;
 
 SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int>(f)]; }
 
