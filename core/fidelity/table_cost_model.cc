@@ -43,13 +43,13 @@ BackendConstants backend_constants(const std::string& backend) {
     k.cpu_per_token_us = 0.0;
     k.launch_us = 3;
   } else {
-    // vLLM. Fitted on the TPOT of all 138 vLLM agg rows:
-    // 843.8 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
-    // GPU without async scheduling) and 45.2 us per scheduled request (bookkeeping, detokenisation, streaming).
-    // Held out by model: fitted on Qwen3-32B alone 1173.8 / 40.5, on Llama-3.1-70B alone 222.7 / 56.7
+    // vLLM. Fitted on the TPOT of all 138 vLLM agg rows (`validate_e2e.py --calibrate`):
+    // 776.9 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
+    // GPU without async scheduling) and 42.5 us per scheduled request (bookkeeping, detokenisation, streaming).
+    // Held out by model: fitted on Qwen3-32B alone 1143.3 / 39.5, on Llama-3.1-70B alone 221.1 / 39.2
     // (docs/validation.md).
-    k.cpu_iteration_us = 843.8;
-    k.cpu_per_request_us = 45.2;
+    k.cpu_iteration_us = 776.9;
+    k.cpu_per_request_us = 42.5;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 12;
   }
