@@ -6,7 +6,7 @@ Usage (from the repository root, after building):
     python3 scripts/validate_e2e.py                 # replay, write docs/validation.md (e2e section) and
                                                     # profiles/H100-SXM/<backend>/validation.json ("e2e")
     python3 scripts/validate_e2e.py --calibrate     # also fit the host constants with a held-out split by model
-    python3 scripts/validate_e2e.py --check         # replay the vLLM agg and all disagg rows and fail if a
+    python3 scripts/validate_e2e.py --check         # replay the vLLM/SGLang agg and all disagg rows and fail if a
                                                     # group's medians moved above its recorded figures by more
                                                     # than the margin (used by ctest)
 Options: --cli PATH (default build/native/servesim), --data DIR (default ../shared/data), --jobs N (2),
@@ -74,7 +74,7 @@ PARAMS = ["iteration_us", "per_request_us"]
 # Gate for --check: the recorded medians may not grow by more than this (percentage points).
 CHECK_MARGIN_PP = 1.0
 # Groups --check replays and gates against their recorded figures.
-CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang disagg")
+CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang agg", "sglang disagg")
 # Batch-formation policy per backend for agg rows (engine `scheduler`; the default is vLLM V1's). SGLang runs its
 # own prefill-first scheduler (a waiting prompt gets a prefill-only step, decodes pause; enable_mixed_chunk is off
 # by default). Its disagg rows keep the default: a P role only prefills and a D role only decodes, so the policies
@@ -402,7 +402,7 @@ def main():
     for r in all_rows:
         if r["backend"] not in backends:
             continue
-        # --check replays the vLLM agg rows and every disagg row (the gated groups, see CHECK_GROUPS)
+        # --check replays the vLLM and SGLang agg rows and every disagg row (the gated groups, see CHECK_GROUPS)
         if args.check and "%s %s" % (r["backend"], r["mode"]) not in CHECK_GROUPS:
             continue
         parts, why = classify(r)
