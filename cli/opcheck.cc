@@ -70,44 +70,6 @@ struct Errors {
   }
 };
 
-/// A copy of `g` without the listed indices of one axis.
-OpGrid drop(const OpGrid& g, std::size_t axis, const std::vector<bool>& held) {
-  OpGrid r;
-  r.key = g.key;
-  r.kernel = g.kernel;
-  std::vector<std::size_t> keep;
-  for (std::size_t i = 0; i < g.axes[axis].size(); ++i)
-    if (!held[i]) keep.push_back(i);
-  r.axes = g.axes;
-  r.log_axes = g.log_axes;
-  r.axes[axis].clear();
-  r.log_axes[axis].clear();
-  for (std::size_t i : keep) {
-    r.axes[axis].push_back(g.axes[axis][i]);
-    r.log_axes[axis].push_back(g.log_axes[axis][i]);
-  }
-  r.strides.assign(r.axes.size(), 1);
-  for (std::size_t a = r.axes.size(); a-- > 1;) r.strides[a - 1] = r.strides[a] * r.axes[a].size();
-  std::size_t cells = 1;
-  for (const auto& a : r.axes) cells *= a.size();
-  r.values.resize(cells);
-  r.log_values.resize(cells);
-  // Walk the new grid, mapping each index to the old one.
-  std::vector<std::size_t> idx(r.axes.size(), 0);
-  for (std::size_t c = 0; c < cells; ++c) {
-    std::size_t rem = c, old = 0;
-    for (std::size_t a = 0; a < r.axes.size(); ++a) {
-      idx[a] = rem / r.strides[a];
-      rem %= r.strides[a];
-      const std::size_t oi = a == axis ? keep[idx[a]] : idx[a];
-      old += oi * g.strides[a];
-    }
-    r.values[c] = g.values[old];
-    r.log_values[c] = g.log_values[old];
-  }
-  return r;
-}
-
 /// Every third interior grid line held out (indices 1, 4, 7, ... that are not the last).
 std::vector<bool> every_third(std::size_t n) {
   std::vector<bool> h(n, false);
@@ -132,7 +94,7 @@ OJson check_gemm(const OpTable& t) {
     Errors e;
     for (std::size_t axis = 0; axis < 2; ++axis) {  // hold out n lines, then k lines
       const auto held = every_other(g.axes[axis].size());
-      const OpGrid r = drop(g, axis, held);
+      const OpGrid r = drop_grid_lines(g, axis, held);
       for (std::size_t i = 0; i < g.axes[0].size(); ++i)
         for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
           if (!held[axis == 0 ? i : j]) continue;
@@ -182,7 +144,8 @@ struct TokenProxy {
 
 OJson check_attention(const OpTable& t, bool decode, int sms) {
   OJson out;
-  Errors product, model_only, raw_interp, proxy, product_b;
+  Errors product, product_fixed, model_only, raw_interp, proxy, product_b;
+  int chose[4] = {0, 0, 0, 0};
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
     AttentionGeometry geo;
@@ -199,9 +162,10 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
     {
       const auto held = every_third(S.size());
-      const OpGrid r = drop(g, 1, held);
-      AttentionPredictor p;
-      if (!p.build(r, decode, geo)) continue;
+      const OpGrid r = drop_grid_lines(g, 1, held);
+      AttentionPredictor p, p0;
+      if (!p.build(r, decode, geo, true) || !p0.build(r, decode, geo)) continue;
+      ++chose[static_cast<int>(p.interp())];
       std::vector<std::pair<double, double>> train;
       for (std::size_t i = 0; i < B.size(); ++i)
         for (std::size_t j = 0; j < S.size(); ++j) {
@@ -215,6 +179,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
           const double truth = g.values[i * S.size() + j];
           if (!held[j] || std::isnan(truth)) continue;
           product.add(predict(p, B[i], S[j]), truth);
+          product_fixed.add(predict(p0, B[i], S[j]), truth);
           double f[8] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
           else uniform_prefill_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
@@ -228,9 +193,9 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
     // Experiment 2: hold out batch sizes.
     {
       const auto held = every_third(B.size());
-      const OpGrid r = drop(g, 0, held);
+      const OpGrid r = drop_grid_lines(g, 0, held);
       AttentionPredictor p;
-      if (!p.build(r, decode, geo)) continue;
+      if (!p.build(r, decode, geo, true)) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
@@ -250,7 +215,10 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
   out["all"] = both.json();
   out["lengths_held_out"] = product.json();
   out["batches_held_out"] = product_b.json();
-  out["compare_lengths_held_out"] = OJson{{"work_model_x_residual", product.json()},
+  out["interp_chosen_lengths_held_out"] = OJson{{"model_x_residual", chose[0]}, {"raw", chose[1]}, {"blend", chose[2]},
+                                                 {"raw_affine", chose[3]}};
+  out["compare_lengths_held_out"] = OJson{{"simulator", product.json()},
+                                          {"work_model_x_residual", product_fixed.json()},
                                           {"work_model_only", model_only.json()},
                                           {"raw_table_interpolation", raw_interp.json()},
                                           {"total_tokens_proxy", proxy.json()}};
@@ -305,7 +273,7 @@ OJson check_mla(const OpTable& t, const OpTable& gemm, bool decode, int sms, con
     };
     for (int axis = 1; axis >= 0; --axis) {
       const auto held = every_third(g.axes[static_cast<std::size_t>(axis)].size());
-      OpGrid r = drop(g, static_cast<std::size_t>(axis), held);
+      OpGrid r = drop_grid_lines(g, static_cast<std::size_t>(axis), held);
       subtract_mla_projections(r, decode, proj);
       AttentionPredictor p;
       if (!p.build(r, decode, geo)) continue;
@@ -361,7 +329,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     // Token counts held out on every measured curve.
     {
       const auto held = every_third(g.axes[0].size());
-      const OpGrid r = drop(g, 0, held);
+      const OpGrid r = drop_grid_lines(g, 0, held);
       MoePredictor p;
       if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)
@@ -414,11 +382,11 @@ OJson check_curves(const OpTable& t) {
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 1) continue;
     const auto held = every_other(g.axes[0].size());
-    const OpGrid r = drop(g, 0, held);
+    const OpGrid r = drop_grid_lines(g, 0, held);
     const LogCurve c(r.axes[0], r.values);
     if (c.empty()) continue;
     for (std::size_t i = 0; i < g.axes[0].size(); ++i)
-      if (held[i] && !std::isnan(g.values[i])) e.add(c.eval(g.axes[0][i]), g.values[i]);
+      if (held[i] && !std::isnan(g.values[i])) e.add(c.eval_affine(g.axes[0][i]), g.values[i]);
   }
   out["holdout"] = "every other interior message size";
   out["all"] = e.json();

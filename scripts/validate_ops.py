@@ -150,22 +150,30 @@ def main():
         lines.append("- %s/%s: " % (rep["gpu"], rep["backend"]) +
                      ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(g.items())))
     lines += ["", "### Mixed-batch attention: work model vs the total-tokens proxy", "",
-              "Held-out lengths (every third interior isl / kv_len). `work_model_x_residual` is what the simulator "
-              "runs (the per-request FlashAttention tile/split model times the interpolated measured/model "
-              "residual); `work_model_only` is the calibrated model alone; `raw_table_interpolation` interpolates "
-              "latency directly; `total_tokens_proxy` predicts from the batch's total tokens only (a 1-D fit on the "
-              "same training cells), the Vidur-style proxy Frontier criticises.", "",
-              "| GPU / backend | family | model x residual p50/p95 | model only | raw interpolation | "
-              "total-tokens proxy |", "|---|---|---|---|---|---|"]
+              "Held-out lengths (every third interior isl / kv_len). `simulator` is what the simulator runs: per "
+              "head configuration, the uniform-equivalent latency is read as model x residual, raw interpolation (log-log, "
+              "or affine in b and s where latency rises) or the geometric mean of model x residual and log-log raw, "
+              "whichever predicts the training grid's own held-out lines best (every other "
+              "interior line of what is left; `chosen` counts the head configurations per choice), times the work "
+              "model's ratio for the batch's composition. `work_model_x_residual` is the per-request FlashAttention "
+              "tile/split model times the interpolated measured/model residual (the fixed choice before); "
+              "`work_model_only` is the calibrated model alone; `raw_table_interpolation` interpolates latency "
+              "directly; `total_tokens_proxy` predicts from the batch's total tokens only (a 1-D fit on the same "
+              "training cells), the Vidur-style proxy Frontier criticises.", "",
+              "| GPU / backend | family | simulator p50/p95 | chosen (product/raw/raw affine/blend) | model x residual | "
+              "model only | raw interpolation | total-tokens proxy |", "|---|---|---|---|---|---|---|---|"]
     for rep in results:
         for f in ("attention_prefill", "attention_decode"):
             c = rep["families"].get(f, {}).get("compare_lengths_held_out")
             if not c:
                 continue
             cell = lambda k: "%.1f%% / %.1f%%" % (c[k]["p50"], c[k]["p95"])  # noqa: E731
-            lines.append("| %s/%s | %s | %s | %s | %s | %s |" % (
-                rep["gpu"], rep["backend"], f, cell("work_model_x_residual"), cell("work_model_only"),
-                cell("raw_table_interpolation"), cell("total_tokens_proxy")))
+            ch = rep["families"][f]["interp_chosen_lengths_held_out"]
+            lines.append("| %s/%s | %s | %s | %d / %d / %d / %d | %s | %s | %s | %s |" % (
+                rep["gpu"], rep["backend"], f, cell("simulator"), ch["model_x_residual"], ch["raw"],
+                ch["raw_affine"], ch["blend"],
+                cell("work_model_x_residual"), cell("work_model_only"), cell("raw_table_interpolation"),
+                cell("total_tokens_proxy")))
     lines += ["", "### MoE routing skew: slowest-rank model", "",
               "Power-law measurements (AIConfigurator's generator, alpha 1.01 and 1.2, EP ranks 1-256) predicted "
               "from the balanced curve times the slowest-rank model of sampled power-law assignments (mean of 16 "

@@ -197,8 +197,9 @@ WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>
   return wm;
 }
 
-bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo) {
+bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
   grid_ = nullptr;
+  interp_ = Interp::kProduct;
   if (grid.axes.size() != 2) return false;
   geo_ = geo;
   decode_ = decode;
@@ -223,9 +224,9 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
     }
   if (y.empty()) return false;
   model_ = fit_work_model(x, y, nf);
-  // Residual grid: measured over model. It varies slowly with shape (the model carries the tiling structure),
-  // so interpolating it and multiplying by the model at the query beats interpolating raw latency between grid
-  // points (docs/validation.md).
+  // Residual grid: measured over model. It varies slowly with shape where the model carries the kernel's tiling
+  // structure, so interpolating it and multiplying by the model at the query beats interpolating raw latency
+  // between grid points there (docs/validation.md); choose_interp checks that on the grid itself.
   residual_ = grid;
   for (std::size_t i = 0; i < B.size(); ++i)
     for (std::size_t j = 0; j < S.size(); ++j) {
@@ -244,33 +245,124 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
       }
     }
   grid_ = &grid;
+  if (choose && model_.ok) choose_interp(grid);
   return true;
 }
 
-double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const {
-  const bool use_model = model_.ok && model_batch > 0;
-  const OpGrid& g = use_model ? residual_ : *grid_;
-  const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], std::max(s_eq, 1.0));
-  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], static_cast<double>(std::max<std::int64_t>(b_eq, 1)));
-  bool extrap = ps.clamped || pb.clamped;
-  double b_used = pb.clamped_to;
+void AttentionPredictor::choose_interp(const OpGrid& grid) {
+  constexpr int kModes = 4;
+  double sq[kModes] = {0, 0, 0, 0};
+  int n = 0;
+  const std::size_t ns = grid.axes[1].size();
+  for (std::size_t axis : {std::size_t{1}, std::size_t{0}}) {
+    const std::size_t len = grid.axes[axis].size();
+    std::vector<bool> held(len, false);
+    bool any = false;
+    for (std::size_t i = 1; i + 1 < len; i += 2) held[i] = any = true;
+    if (!any) continue;
+    const OpGrid sub = drop_grid_lines(grid, axis, held);
+    AttentionPredictor p;
+    if (!p.build(sub, decode_, geo_) || !p.model_.ok) continue;
+    for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
+      for (std::size_t j = 0; j < ns; ++j) {
+        const double truth = grid.values[i * ns + j];
+        if (!held[axis == 0 ? i : j] || std::isnan(truth) || truth <= 0) continue;
+        const auto b = static_cast<std::int64_t>(grid.axes[0][i]);
+        const auto s = static_cast<std::int32_t>(grid.axes[1][j]);
+        double pred[kModes];
+        bool bad = false;
+        for (int m = 0; m < kModes; ++m) {
+          p.interp_ = static_cast<Interp>(m);
+          bool ex = false;
+          pred[m] = decode_ ? p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), s), &ex)
+                            : p.prefill_us(std::vector<PrefillChunk>(static_cast<std::size_t>(b), PrefillChunk{s, s}), &ex);
+          bad = bad || ex || !(pred[m] > 0);
+        }
+        if (bad) continue;  // extrapolated in the sub-grid: not what the choice is about
+        for (int m = 0; m < kModes; ++m) {
+          const double d = interp_log(pred[m] / truth);
+          sq[m] += d * d;
+        }
+        ++n;
+      }
+  }
+  if (n == 0) return;
+  int best = 0;
+  for (int m = 1; m < kModes; ++m)
+    if (sq[m] < sq[best]) best = m;
+  interp_ = static_cast<Interp>(best);
+}
+
+double AttentionPredictor::uniform_model(double b, double s) const {
+  double f[8] = {};
+  const auto bi = static_cast<std::int64_t>(std::llround(std::max(b, 1.0)));
+  const auto si = static_cast<std::int64_t>(std::llround(std::max(s, 1.0)));
+  if (decode_) uniform_decode_features(geo_, bi, si, f, &splits_);
+  else uniform_prefill_features(geo_, bi, si, f);
+  return model_.eval(f);
+}
+
+GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, double* b_used, double* s_used,
+                                      bool* extrap, AxisPos* used) const {
+  const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], std::max(s, 1.0));
+  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], std::max(b, 1.0));
+  *extrap = ps.clamped || pb.clamped;
+  *b_used = pb.clamped_to;
+  *s_used = ps.clamped_to;
   // Ragged grids: large batches of long requests were not measured. Step the batch down to the largest fully
-  // measured cell; the model scales from there.
+  // measured cell; the caller scales from there.
   AxisPos pos[2] = {pb, ps};
   GridValue v = interpolate(g, pos);
   while ((!v.ok || v.extrapolated) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
     const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
     pos[0] = AxisPos{};
     pos[0].i0 = pos[0].i1 = i;
-    pos[0].clamped_to = b_used = g.axes[0][i];
+    pos[0].clamped_to = *b_used = g.axes[0][i];
     v = interpolate(g, pos);
-    extrap = true;
+    *extrap = true;
   }
+  *extrap = *extrap || v.extrapolated;
+  if (used) {
+    used[0] = pos[0];
+    used[1] = pos[1];
+  }
+  return v;
+}
+
+double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const {
+  const bool use_model = model_.ok && model_batch > 0;
+  const double b = static_cast<double>(std::max<std::int64_t>(b_eq, 1));
+  double b_used = 0, s_used = 0;
+  bool extrap = false;
+  const GridValue v = grid_at(use_model ? residual_ : *grid_, b, s_eq, &b_used, &s_used, &extrap);
   if (!v.ok) return -1;
-  extrap = extrap || v.extrapolated;
   if (extrapolated && extrap) *extrapolated = true;
-  if (use_model) return v.value * model_batch;
-  return v.value * (static_cast<double>(b_eq) / std::max(b_used, 1.0));
+  if (!use_model) return v.value * (b / std::max(b_used, 1.0));
+  const double product = v.value * model_batch;
+  if (interp_ == Interp::kProduct) return product;
+  // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.
+  bool extrap_raw = false;
+  AxisPos at[2];
+  const GridValue r = grid_at(*grid_, b, s_eq, &b_used, &s_used, &extrap_raw, at);
+  const double m_ref = r.ok ? uniform_model(b_used, s_used) : 0;
+  if (!(m_ref > 0)) return product;
+  if (extrapolated && extrap_raw) *extrapolated = true;
+  double uniform = r.value;
+  if (interp_ == Interp::kRawAffine) {
+    // Along s at both batch lines, then along b; the log value above stands where a corner is unmeasured.
+    const std::size_t ns = grid_->axes[1].size();
+    auto cell = [&](std::size_t i, std::size_t j) { return grid_->values[i * ns + j]; };
+    auto along = [](double lo, double hi, const AxisPos& p) {
+      return p.i0 == p.i1 ? lo : interp_pair_affine(lo, hi, p.w_lin, p.w);
+    };
+    const double c[4] = {cell(at[0].i0, at[1].i0), cell(at[0].i0, at[1].i1), cell(at[0].i1, at[1].i0),
+                         cell(at[0].i1, at[1].i1)};
+    if (!std::isnan(c[0]) && !std::isnan(c[1]) && !std::isnan(c[2]) && !std::isnan(c[3]))
+      uniform = along(along(c[0], c[1], at[1]), along(c[2], c[3], at[1]), at[0]);
+  }
+  const double raw = uniform * model_batch / m_ref;
+  if (interp_ != Interp::kBlend) return raw;
+  return std::sqrt(product * raw);
 }
 
 double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {

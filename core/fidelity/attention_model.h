@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/fidelity/batch_shape.h"
+#include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
 
 namespace servesim {
@@ -88,11 +89,24 @@ WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>
 /// KV length). On a measured uniform batch this is the measurement. Beyond the grid the residual is clamped to
 /// the nearest measured cell (large batches of long requests: the largest measured batch at that length) and the
 /// model carries the scaling; such lookups are flagged.
+///
+/// How the uniform-equivalent latency is read off the grid (`Interp`): model x interpolated residual (kProduct),
+/// the interpolated latency itself (kRaw: log-log; kRawAffine: linear in b and s where latency rises with them,
+/// interp_pair_affine), or the geometric mean of kProduct and kRaw (kBlend); the batch's composition enters as
+/// model(batch) / model(uniform equivalent) in all four. Which one suits a grid depends on how well the work
+/// model's structure matches the kernel (FlashAttention's split-KV fits vLLM, not TRT-LLM's XQA decode), so
+/// build() can choose it by cross-validation on the grid it is given: every other interior length line, then
+/// every other interior batch line, held out and predicted from the rest; the smallest mean squared log error
+/// wins. (A split of the grid passed in, so a caller that held lines out of the measurements never sees them.)
 class AttentionPredictor {
  public:
+  enum class Interp { kProduct, kRaw, kBlend, kRawAffine };
   /// `grid` axes: (batch, isl) for prefill, (batch, kv_len) for decode. `geo`: the grid's heads and KV heads and
-  /// the GPU's SMs. Fits the work model on every measured cell. False when the grid is unusable.
-  bool build(const OpGrid& grid, bool decode, const AttentionGeometry& geo);
+  /// the GPU's SMs. Fits the work model on every measured cell. `choose`: pick the Interp by cross-validation
+  /// (else kProduct). False when the grid is unusable.
+  bool build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose = false);
+  Interp interp() const { return interp_; }
+  void set_interp(Interp m) { interp_ = m; }
   bool ok() const { return grid_ != nullptr; }
   double prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   double decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
@@ -101,6 +115,12 @@ class AttentionPredictor {
 
  private:
   double lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const;
+  /// Interpolates `g` at (b, s), stepping the batch down to the largest measured cell of a ragged grid.
+  GridValue grid_at(const OpGrid& g, double b, double s, double* b_used, double* s_used, bool* extrap,
+                    AxisPos* used = nullptr) const;
+  double uniform_model(double b, double s) const;
+  void choose_interp(const OpGrid& grid);
+  Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
   OpGrid residual_;
   AttentionGeometry geo_;

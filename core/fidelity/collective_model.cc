@@ -34,7 +34,7 @@ CollectiveTime CollectiveModel::lookup(const LogCurve& c, double elements) {
     return t;
   }
   bool clamped = false;
-  t.us = c.eval(elements, &clamped);
+  t.us = c.eval_affine(elements, &clamped);
   t.extrapolated = clamped;
   return t;
 }

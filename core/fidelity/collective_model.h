@@ -2,7 +2,10 @@
 /// Collective communication from measured tables: vLLM's custom all-reduce (CUDA-graph and eager variants) for
 /// the small messages it handles, NCCL (all_reduce, all_gather, reduce_scatter, alltoall) otherwise. Sizes are
 /// in 16-bit elements as measured. Outside the measured sizes: below the smallest, the smallest message's time
-/// (latency-bound); above the largest, scaled linearly in size from it (bandwidth-bound); both flagged.
+/// (latency-bound); above the largest, scaled linearly in size from it (bandwidth-bound); both flagged. Between
+/// measured sizes the time is linear in size where it rises (the alpha-beta law of one protocol, exact for
+/// t0 + bytes / bw) and log-log where it falls (LogCurve::eval_affine); held-out sizes on the complementary
+/// split (even indices) chose this over log-log for every table (docs/validation.md).
 #include <map>
 #include <string>
 #include <utility>

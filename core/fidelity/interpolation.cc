@@ -69,7 +69,13 @@ AxisPos locate_log(const std::vector<double>& axis, const std::vector<double>& l
     return p;
   }
   p.w = (interp_log(x) - log_axis[p.i0]) / (log_axis[p.i1] - log_axis[p.i0]);
+  p.w_lin = (x - axis[p.i0]) / (axis[p.i1] - axis[p.i0]);
   return p;
+}
+
+double interp_pair_affine(double a, double b, double w_lin, double w_log) {
+  if (a <= b) return a + w_lin * (b - a);
+  return interp_exp(interp_log(a) + w_log * (interp_log(b) - interp_log(a)));
 }
 
 GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
@@ -145,6 +151,17 @@ double LogCurve::eval(double x, bool* clamped) const {
   const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
   const std::size_t lo = hi - 1;
   if (x == x_[lo]) return y_[lo];
+  const double w = (interp_log(x) - lx_[lo]) / (lx_[hi] - lx_[lo]);
+  return interp_exp(ly_[lo] + w * (ly_[hi] - ly_[lo]));
+}
+
+double LogCurve::eval_affine(double x, bool* clamped) const {
+  if (x_.empty()) return 0;
+  if (x <= x_.front() || x >= x_.back()) return eval(x, clamped);
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
+  const std::size_t lo = hi - 1;
+  if (x == x_[lo]) return y_[lo];
+  if (y_[lo] <= y_[hi]) return y_[lo] + (x - x_[lo]) / (x_[hi] - x_[lo]) * (y_[hi] - y_[lo]);
   const double w = (interp_log(x) - lx_[lo]) / (lx_[hi] - lx_[lo]);
   return interp_exp(ly_[lo] + w * (ly_[hi] - ly_[lo]));
 }

@@ -18,13 +18,21 @@ double interp_exp(double x);
 /// Where a coordinate falls on one axis: cell [i0, i1] and the weight of i1 (0 at i0, 1 at i1).
 struct AxisPos {
   std::size_t i0 = 0, i1 = 0;
-  double w = 0;
+  double w = 0;      ///< weight in log(x)
+  double w_lin = 0;  ///< weight in x itself: (x - x0) / (x1 - x0)
   bool clamped = false;  ///< the coordinate was below the first or above the last grid value
   double clamped_to = 0; ///< the grid value used when clamped (else the coordinate itself)
 };
 
 /// Locates x (> 0) on an increasing axis in log space; `log_axis` holds interp_log of the axis values.
 AxisPos locate_log(const std::vector<double>& axis, const std::vector<double>& log_axis, double x);
+
+/// Latency between two neighbouring grid values a (at x0) and b (at x1) along an axis in which the op's work is
+/// affine (a GEMM's n or k: FLOPs and weight bytes are linear in each): linear in x where the latency rises
+/// (a + w_lin (b - a); exact for t0 + c x), geometric where it falls (a slower smaller shape means another
+/// kernel path on that side, where no common law holds and the geometric mean bounds the relative error of
+/// either side). Always between a and b.
+double interp_pair_affine(double a, double b, double w_lin, double w_log);
 
 /// Result of a grid lookup.
 struct GridValue {
@@ -49,6 +57,9 @@ class LogCurve {
   bool empty() const { return x_.size() < 1; }
   /// y at x; outside the range the end segment's log-log slope is not used: the value is clamped and flagged.
   double eval(double x, bool* clamped = nullptr) const;
+  /// As eval, but between points interp_pair_affine: linear in x where y rises (an alpha-beta law t0 + x / bw is
+  /// reproduced exactly), log-log where it falls. Same values at the points, same clamping and flag outside.
+  double eval_affine(double x, bool* clamped = nullptr) const;
   const std::vector<double>& xs() const { return x_; }
   const std::vector<double>& ys() const { return y_; }
 

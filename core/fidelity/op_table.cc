@@ -17,6 +17,40 @@ const OpGrid* OpTable::find(const std::vector<std::string>& key) const {
 
 std::string key_int(std::int64_t v) { return std::to_string(v); }
 
+OpGrid drop_grid_lines(const OpGrid& g, std::size_t axis, const std::vector<bool>& held) {
+  OpGrid r;
+  r.key = g.key;
+  r.kernel = g.kernel;
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < g.axes[axis].size(); ++i)
+    if (i >= held.size() || !held[i]) keep.push_back(i);
+  r.axes = g.axes;
+  r.log_axes = g.log_axes;
+  r.axes[axis].clear();
+  r.log_axes[axis].clear();
+  for (std::size_t i : keep) {
+    r.axes[axis].push_back(g.axes[axis][i]);
+    r.log_axes[axis].push_back(g.log_axes[axis][i]);
+  }
+  r.strides.assign(r.axes.size(), 1);
+  for (std::size_t a = r.axes.size(); a-- > 1;) r.strides[a - 1] = r.strides[a] * r.axes[a].size();
+  std::size_t cells = 1;
+  for (const auto& a : r.axes) cells *= a.size();
+  r.values.resize(cells);
+  r.log_values.resize(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    std::size_t rem = c, old = 0;
+    for (std::size_t a = 0; a < r.axes.size(); ++a) {
+      const std::size_t ia = rem / r.strides[a];
+      rem %= r.strides[a];
+      old += (a == axis ? keep[ia] : ia) * g.strides[a];
+    }
+    r.values[c] = g.values[old];
+    r.log_values[c] = g.log_values[old];
+  }
+  return r;
+}
+
 namespace {
 
 std::string key_text(const nlohmann::json& v) {

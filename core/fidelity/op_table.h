@@ -37,6 +37,9 @@ struct OpTable {
 /// Parses a table file; returns an error message (empty on success).
 std::string parse_op_table(const std::string& text, OpTable& out);
 
+/// A copy of `g` without the grid lines of `axis` whose index is marked in `held` (held.size() == axis length).
+OpGrid drop_grid_lines(const OpGrid& g, std::size_t axis, const std::vector<bool>& held);
+
 /// Integer key text ("128") as the generator writes it.
 std::string key_int(std::int64_t v);
 

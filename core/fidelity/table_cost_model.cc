@@ -321,7 +321,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
   head_scale = static_cast<double>(heads) / geo.heads;
-  out.build(*best, decode, geo);
+  out.build(*best, decode, geo, /*choose=*/true);
 }
 
 void TableCostModel::build_mla_attention(const OpTable& t, bool decode, MlaModuleGrid& grid, AttentionPredictor& out,

@@ -98,6 +98,70 @@ TEST_CASE("the work model fit recovers known coefficients and the predictor is e
   }
 }
 
+TEST_CASE("the interpolation is chosen on the grid itself: model x residual where the work model fits, raw "
+          "latency where it does not; every choice is exact on the grid and keeps the batch composition",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  for (bool decode : {false, true}) {
+    AttentionPredictor fits;
+    REQUIRE(fits.build(synthetic_grid(decode, g, coef), decode, g, true));
+    CHECK(fits.interp() == AttentionPredictor::Interp::kProduct);
+    // A power law in (b, s) is exactly log-bilinear: raw interpolation reproduces it, the work model cannot.
+    OpGrid pl = synthetic_grid(decode, g, coef);
+    for (std::size_t i = 0; i < pl.axes[0].size(); ++i)
+      for (std::size_t j = 0; j < pl.axes[1].size(); ++j) {
+        const double v = 5.0 * std::pow(pl.axes[0][i], 0.6) * std::pow(pl.axes[1][j], 0.4);
+        pl.values[i * pl.axes[1].size() + j] = v;
+        pl.log_values[i * pl.axes[1].size() + j] = std::log(v);
+      }
+    AttentionPredictor p;
+    REQUIRE(p.build(pl, decode, g, true));
+    CHECK(p.interp() == AttentionPredictor::Interp::kRaw);
+    auto uniform = [&](std::size_t b, std::int32_t s) {
+      return decode ? p.decode_us(std::vector<std::int32_t>(b, s))
+                    : p.prefill_us(std::vector<PrefillChunk>(b, PrefillChunk{s, s}));
+    };
+    CHECK(uniform(3, 128) == Approx(5.0 * std::pow(3.0, 0.6) * std::pow(128.0, 0.4)).epsilon(1e-9));
+    for (auto m : {AttentionPredictor::Interp::kProduct, AttentionPredictor::Interp::kRaw,
+                   AttentionPredictor::Interp::kBlend, AttentionPredictor::Interp::kRawAffine}) {
+      p.set_interp(m);
+      for (std::size_t i = 0; i < pl.axes[0].size(); ++i)
+        for (std::size_t j = 0; j < pl.axes[1].size(); ++j)
+          CHECK(uniform(static_cast<std::size_t>(pl.axes[0][i]), static_cast<std::int32_t>(pl.axes[1][j])) ==
+                Approx(pl.values[i * pl.axes[1].size() + j]).epsilon(1e-9));
+    }
+    // Latency affine in b and in s (a bilinear law): the affine raw interpolation reproduces it between lines.
+    OpGrid bl = pl;
+    auto bilinear = [](double b, double s) { return 6.0 + 0.2 * b + 0.01 * s + 0.003 * b * s; };
+    for (std::size_t i = 0; i < bl.axes[0].size(); ++i)
+      for (std::size_t j = 0; j < bl.axes[1].size(); ++j) {
+        const double v = bilinear(bl.axes[0][i], bl.axes[1][j]);
+        bl.values[i * bl.axes[1].size() + j] = v;
+        bl.log_values[i * bl.axes[1].size() + j] = std::log(v);
+      }
+    AttentionPredictor q;
+    REQUIRE(q.build(bl, decode, g, true));
+    CHECK(q.interp() == AttentionPredictor::Interp::kRawAffine);
+    const double q3 = decode ? q.decode_us(std::vector<std::int32_t>(3, 700))
+                             : q.prefill_us(std::vector<PrefillChunk>(3, PrefillChunk{700, 700}));
+    CHECK(q3 == Approx(bilinear(3, 700)).epsilon(1e-9));
+    if (!decode) continue;
+    // A mixed batch: the uniform equivalent's price times the work model's ratio, under the raw choice too.
+    p.set_interp(AttentionPredictor::Interp::kRaw);
+    std::vector<std::int32_t> skewed(8, 128);
+    skewed[0] = 8192 - 7 * 128;  // mean 1024
+    DecodeWork w;
+    for (std::int32_t c : skewed) w.add(g, c);
+    double fm[8] = {}, fu[8] = {};
+    w.features(g, fm);
+    uniform_decode_features(g, 8, 1024, fu);
+    CHECK(p.decode_us(skewed) ==
+          Approx(uniform(8, 1024) * p.model().eval(fm) / p.model().eval(fu)).epsilon(1e-9));
+    CHECK(p.model().eval(fm) != Approx(p.model().eval(fu)).epsilon(1e-3));  // the ratio is not trivially 1
+  }
+}
+
 TEST_CASE("mixed decode batches cost what their per-request work says, not their total tokens",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);

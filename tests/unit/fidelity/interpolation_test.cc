@@ -120,3 +120,29 @@ TEST_CASE("points outside the grid are clamped and flagged", "[fidelity][interpo
   CHECK(p.clamped);
   CHECK(p.clamped_to == 256);
 }
+
+TEST_CASE("eval_affine: exact at the points, alpha-beta between rising points, log-log where falling, "
+          "clamped and flagged outside",
+          "[fidelity][interpolation]") {
+  // t = 5 + x / 100 (latency plus size over bandwidth) on a geometric size grid, then one falling segment.
+  const std::vector<double> xs = {256, 1024, 4096, 16384, 65536};
+  std::vector<double> ys;
+  for (double x : xs) ys.push_back(5 + x / 100);
+  ys.back() = ys[3] / 2;  // a faster protocol at the largest size
+  const LogCurve c(xs, ys);
+  for (std::size_t i = 0; i < xs.size(); ++i) CHECK(c.eval_affine(xs[i]) == ys[i]);
+  for (double x : {300.0, 2000.0, 10000.0}) {
+    CHECK(c.eval_affine(x) == Approx(5 + x / 100).epsilon(1e-13));
+    CHECK(c.eval(x) != Approx(5 + x / 100).epsilon(1e-3));  // log-log bends the alpha-beta line
+  }
+  CHECK(c.eval_affine(32768) == Approx(c.eval(32768)).epsilon(1e-15));  // falling: geometric
+  CHECK(c.eval_affine(32768) < ys[3]);
+  CHECK(c.eval_affine(32768) > ys[4]);
+  bool lo = false, hi = false, in = false;
+  CHECK(c.eval_affine(100, &lo) == ys.front());
+  CHECK(c.eval_affine(1e6, &hi) == ys.back());
+  c.eval_affine(2000, &in);
+  CHECK(lo);
+  CHECK(hi);
+  CHECK_FALSE(in);
+}
