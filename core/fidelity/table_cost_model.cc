@@ -419,6 +419,14 @@ double TableCostModel::attention_projections_us(double tokens, bool* extrapolate
   return std::min(us, mla_cap_.cap_us(tokens));
 }
 
+double TableCostModel::projections_all_layers_us(double layers, double tokens, bool* extrapolated) const {
+  if (!mla_cap_.empty()) return layers * attention_projections_us(tokens, extrapolated);
+  // Without a cap, summed per GEMM as always (the same rounding, so results without MLA modules do not move).
+  double us = 0;
+  for (const GemmUse& g : layer_gemms_) us += layers * g.count * gemm_use_us(g, tokens, extrapolated);
+  return us;
+}
+
 double TableCostModel::gemm_us(double m, double n, double k, bool fp8, bool* extrapolated) const {
   return gemm_use_us(make_gemm(n, k, 1, fp8), m, extrapolated);
 }
@@ -550,7 +558,7 @@ TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens
   const double L = layers_total_;
   const double H = static_cast<double>(m_.hidden_size);
   double gemm = 0;
-  gemm += L * attention_projections_us(Td, &pt.ex_gemm);
+  gemm += projections_all_layers_us(L, Td, &pt.ex_gemm);
   for (const GemmUse& g : dense_gemms_) gemm += dense_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
   for (const GemmUse& g : moe_gemms_) gemm += moe_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
   pt.gemm = gemm;
@@ -672,7 +680,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       auto at = [&f](OpFamily x) -> double& { return f[static_cast<int>(x)]; };
       auto ex_at = [&e](OpFamily x) -> bool* { return &e[static_cast<int>(x)]; };
       const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
-      at(OpFamily::kGemm) += L * attention_projections_us(Tg, ex_at(OpFamily::kGemm));
+      at(OpFamily::kGemm) += projections_all_layers_us(L, Tg, ex_at(OpFamily::kGemm));
       at(OpFamily::kNorm) = elementwise_attn_us(Tg);
       at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
       at(OpFamily::kLmHead) =

@@ -132,6 +132,8 @@ class TableCostModel : public CostModel {
   /// kernel tables as they are (mla_module_table.h).
   void build_mla_attention();
   void build_moe();
+  /// attention_projections_us over `layers` layers.
+  double projections_all_layers_us(double layers, double tokens, bool* extrapolated) const;
   double elementwise_us(double tokens) const;
   double elementwise_attn_us(double tokens) const;
   double elementwise_ffn_us(double tokens) const;
