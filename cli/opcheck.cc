@@ -232,29 +232,39 @@ struct MlaShapes {
   double hidden = 7168, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;
 };
 
-/// What the simulator runs for an MLA model: the joined module grid minus the GEMM-table projections, through
-/// the attention work model, plus the projections at the batch's tokens. Whole lines held out as for attention.
-OJson check_mla(const OpTable& t, const OpTable& gemm, bool decode, int sms, const MlaShapes& sh) {
+/// What the simulator runs for an MLA model. Module tables: the joined module grid minus the GEMM-table
+/// projections (capped by the modules of both phases, `other` being the other phase's table), through the
+/// attention work model, plus the capped projections at the batch's tokens. Kernel tables (no projections): the
+/// kernel grid through the work model. Whole lines held out as for attention.
+OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, bool decode, int sms,
+                const MlaShapes& sh) {
   Errors lengths, batches;
   std::map<std::vector<std::string>, bool> configs;  // (kv dtype, gemm type, heads), ordered
-  for (const OpGrid& g : t.grids)
+  for (const OpGrid& g : t.grids) {
     if (g.key.size() == 5) configs[{g.key[1], g.key[2], g.key[3]}] = true;
+    if (g.key.size() == 4) configs[{g.key[1], "", g.key[2]}] = true;  // kernel tables: no gemm_type
+  }
   for (const auto& cfg : configs) {
     const int heads = std::atoi(cfg.first[2].c_str());
     MlaModuleGrid m;
     if (!select_mla_module_grid(t, cfg.first[0], cfg.first[1], heads, m) || m.approx) continue;
     // The simulator prices fp8_block checkpoints' projections from the fp8 GEMM grid (engine dtype fp8).
     const OpGrid* gg = gemm.find({cfg.first[1] == "bfloat16" ? "bfloat16" : "fp8"});
-    if (!gg) continue;
+    if (m.module && !gg) continue;
+    MlaModuleGrid o;
+    const bool have_other = m.module && select_mla_module_grid(other, cfg.first[0], cfg.first[1], heads, o) &&
+                            o.module;
     const double h = heads;
-    const GemmCurve curves[] = {make_gemm_curve(*gg, sh.q_lora + sh.kv_lora + sh.rope, sh.hidden),
-                                make_gemm_curve(*gg, h * (sh.nope + sh.rope), sh.q_lora),
-                                make_gemm_curve(*gg, h * (sh.nope + sh.v), sh.kv_lora),
-                                make_gemm_curve(*gg, sh.hidden, h * sh.v)};
-    auto proj = [&curves](double tokens) {
+    std::vector<GemmCurve> curves;
+    if (m.module)
+      curves = {make_gemm_curve(*gg, sh.q_lora + sh.kv_lora + sh.rope, sh.hidden),
+                make_gemm_curve(*gg, h * (sh.nope + sh.rope), sh.q_lora),
+                make_gemm_curve(*gg, h * (sh.nope + sh.v), sh.kv_lora), make_gemm_curve(*gg, sh.hidden, h * sh.v)};
+    MlaProjectionCap cap;
+    auto proj = [&curves, &cap](double tokens) {
       double us = 0;
       for (const GemmCurve& c : curves) us += c.us(tokens);
-      return us;
+      return std::min(us, cap.cap_us(tokens));
     };
     AttentionGeometry geo;
     geo.heads = heads;
@@ -269,12 +279,18 @@ OJson check_mla(const OpTable& t, const OpTable& gemm, bool decode, int sms, con
                  : p.prefill_us(std::vector<PrefillChunk>(
                        static_cast<std::size_t>(b),
                        PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
-      return core + proj(decode ? b : b * s);
+      return core + (m.module ? proj(decode ? b : b * s) : 0.0);
     };
     for (int axis = 1; axis >= 0; --axis) {
       const auto held = every_third(g.axes[static_cast<std::size_t>(axis)].size());
       OpGrid r = drop_grid_lines(g, static_cast<std::size_t>(axis), held);
-      subtract_mla_projections(r, decode, proj);
+      cap = MlaProjectionCap();
+      if (m.module) {
+        cap.add(r, decode);
+        if (have_other) cap.add(o.grid, !decode);
+        cap.finish();
+        subtract_mla_projections(r, decode, proj);
+      }
       AttentionPredictor p;
       if (!p.build(r, decode, geo)) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
@@ -427,7 +443,7 @@ int main(int argc, char** argv) {
   if (load(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
   if (load(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
   {
-    OpTable gemm, mla;
+    OpTable gemm;
     MlaShapes sh;
     std::string text;
     if (read_file(root + "/models/DeepSeek-V3.json", text)) {
@@ -442,16 +458,18 @@ int main(int argc, char** argv) {
         sh.v = c.value("v_head_dim", sh.v);
       }
     }
-    // Module tables only (A100's older per-kernel MLA layout is not used by the simulator, so not checked).
-    if (load(dir + "gemm.json", gemm)) {
-      if (load(dir + "mla_context.json", mla)) {
-        OJson j = check_mla(mla, gemm, false, facts.sms, sh);
-        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
-      }
-      if (load(dir + "mla_generation.json", mla)) {
-        OJson j = check_mla(mla, gemm, true, facts.sms, sh);
-        if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
-      }
+    // Module tables (H100/H200) or A100's per-kernel tables; both phases are loaded (the projection cap uses both).
+    OpTable ctx, gen;
+    load(dir + "gemm.json", gemm);
+    const bool have_ctx = load(dir + "mla_context.json", ctx);
+    const bool have_gen = load(dir + "mla_generation.json", gen);
+    if (have_ctx) {
+      OJson j = check_mla(ctx, gen, gemm, false, facts.sms, sh);
+      if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
+    }
+    if (have_gen) {
+      OJson j = check_mla(gen, ctx, gemm, true, facts.sms, sh);
+      if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
     }
   }
   if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);

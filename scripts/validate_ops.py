@@ -134,7 +134,8 @@ def main():
              "predictors. Whole grid lines are held out (shapes, not random rows): GEMM every other interior n, then "
              "every other interior k (all m); attention every third interior length, then every third interior "
              "batch size (MLA: the DeepSeek-V3 module tables, predicted as the simulator does: module minus "
-             "GEMM-table projections through the work model, plus the projections); MoE every third interior "
+             "GEMM-table projections capped by the modules of both phases, through the work model, plus the capped "
+             "projections; A100: its per-kernel MLA tables through the work model, validated but not used for pricing, see the A100 MLA note); MoE every third interior "
              "token count; collectives every other message size. Absolute "
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%." % today, ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max |", "|---|---|---|---|---|---|"]

@@ -44,12 +44,11 @@ BackendConstants backend_constants(const std::string& backend) {
     k.launch_us = 3;
   } else {
     // vLLM. Fitted on the TPOT of all 138 vLLM agg rows (`validate_e2e.py --calibrate`):
-    // 776.9 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
-    // GPU without async scheduling) and 42.5 us per scheduled request (bookkeeping, detokenisation, streaming).
-    // Held out by model: fitted on Qwen3-32B alone 1143.3 / 39.5, on Llama-3.1-70B alone 221.1 / 39.2
-    // (docs/validation.md).
-    k.cpu_iteration_us = 776.9;
-    k.cpu_per_request_us = 42.5;
+    // 772.0 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
+    // GPU without async scheduling) and 44.4 us per scheduled request (bookkeeping, detokenisation, streaming).
+    // Held out by model: see the calibration table of docs/validation.md.
+    k.cpu_iteration_us = 772.0;
+    k.cpu_per_request_us = 44.4;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 12;
   }
@@ -203,8 +202,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
     build_attention(t_.context_attention, false, prefill_, prefill_scale_, prefill_approx_);
     build_attention(t_.generation_attention, true, decode_, decode_scale_, decode_approx_);
   } else {
-    build_mla_attention(t_.mla_context, false, mla_prefill_, prefill_, prefill_scale_, prefill_approx_);
-    build_mla_attention(t_.mla_generation, true, mla_decode_, decode_, decode_scale_, decode_approx_);
+    build_mla_attention();
   }
   if (prefill_.ok()) source_[static_cast<int>(OpFamily::kAttentionPrefill)] = PriceSource::kTable;
   if (decode_.ok()) source_[static_cast<int>(OpFamily::kAttentionDecode)] = PriceSource::kTable;
@@ -324,28 +322,42 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
   out.build(*best, decode, geo, /*choose=*/true);
 }
 
-void TableCostModel::build_mla_attention(const OpTable& t, bool decode, MlaModuleGrid& grid, AttentionPredictor& out,
-                                         double& head_scale, bool& approx) {
+void TableCostModel::build_mla_attention() {
   const int heads = static_cast<int>(heads_local_ + 0.5);
   // DeepSeek-V3's released weights are 128x128 block-quantised FP8: the module's fp8_block GEMM variant.
-  if (!select_mla_module_grid(t, kv_dtype_name(e_), e_.dtype == "fp8" ? "fp8_block" : "bfloat16", heads, grid))
-    return;
-  // The projections are priced in the GEMM family at the batch's total tokens; remove them from the module with
-  // the same predictors so a uniform batch costs exactly the module measurement.
-  subtract_mla_projections(grid.grid, decode, [this](double tokens) {
-    double us = 0;
-    for (const GemmUse& g : layer_gemms_) us += g.count * gemm_use_us(g, tokens, nullptr);
-    return us;
-  });
-  // The work model's FlashAttention tiling stands in for FlashMLA's (one latent KV head, split-KV decode): it
-  // supplies the mixed-batch composition effect around the measured uniform cells (an approximation).
-  AttentionGeometry geo;
-  geo.heads = grid.heads;
-  geo.kv_heads = 1;
-  geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
-  head_scale = static_cast<double>(heads) / grid.heads;
-  approx = grid.approx;
-  out.build(grid.grid, decode, geo);
+  const std::string gemm_type = e_.dtype == "fp8" ? "fp8_block" : "bfloat16";
+  // Only module measurements price MLA. A100's older per-kernel tables (vllm_triton_mla) cost at least 241 us
+  // (context) / 295 us (generation) per layer even for one head, one request and two keys, against 10.5 us for
+  // A100's own FlashAttention decode: host time of an eager measurement, not kernel time, which a CUDA-graph step
+  // does not pay. They stay validated as tables (servesim_opcheck); A100 MLA is datasheet-derived
+  // (docs/validation.md, "A100 MLA").
+  const bool have_ctx = select_mla_module_grid(t_.mla_context, kv_dtype_name(e_), gemm_type, heads, mla_prefill_) &&
+                        mla_prefill_.module;
+  const bool have_gen = select_mla_module_grid(t_.mla_generation, kv_dtype_name(e_), gemm_type, heads, mla_decode_) &&
+                        mla_decode_.module;
+  if (!have_ctx) mla_prefill_ = MlaModuleGrid();
+  if (!have_gen) mla_decode_ = MlaModuleGrid();
+  // Module tables hold the projections too. They are priced in the GEMM family at the batch's total tokens, capped
+  // by the modules (mla_module_table.h), and removed from the module with the same predictors so that a uniform
+  // batch costs exactly the module measurement.
+  if (have_ctx && mla_prefill_.module) mla_cap_.add(mla_prefill_.grid, false);
+  if (have_gen && mla_decode_.module) mla_cap_.add(mla_decode_.grid, true);
+  mla_cap_.finish();
+  auto projections = [this](double tokens) { return attention_projections_us(tokens, nullptr); };
+  auto build = [&](MlaModuleGrid& grid, bool decode, AttentionPredictor& out, double& head_scale, bool& approx) {
+    if (grid.module) subtract_mla_projections(grid.grid, decode, projections);
+    // The work model's FlashAttention tiling stands in for FlashMLA's (one latent KV head, split-KV decode): it
+    // supplies the mixed-batch composition effect around the measured uniform cells (an approximation).
+    AttentionGeometry geo;
+    geo.heads = grid.heads;
+    geo.kv_heads = 1;
+    geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+    head_scale = static_cast<double>(heads) / grid.heads;
+    approx = grid.approx;
+    out.build(grid.grid, decode, geo);
+  };
+  if (have_ctx) build(mla_prefill_, false, prefill_, prefill_scale_, prefill_approx_);
+  if (have_gen) build(mla_decode_, true, decode_, decode_scale_, decode_approx_);
 }
 
 void TableCostModel::build_moe() {
@@ -407,6 +419,20 @@ double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) con
   if (m <= 0) return 0;
   if (!g.table.ok()) return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
   return g.table.us(m, extrap);
+}
+
+double TableCostModel::attention_projections_us(double tokens, bool* extrapolated) const {
+  double us = 0;
+  for (const GemmUse& g : layer_gemms_) us += g.count * gemm_use_us(g, tokens, extrapolated);
+  return std::min(us, mla_cap_.cap_us(tokens));
+}
+
+double TableCostModel::projections_all_layers_us(double layers, double tokens, bool* extrapolated) const {
+  if (!mla_cap_.empty()) return layers * attention_projections_us(tokens, extrapolated);
+  // Without a cap, summed per GEMM as always (the same rounding, so results without MLA modules do not move).
+  double us = 0;
+  for (const GemmUse& g : layer_gemms_) us += layers * g.count * gemm_use_us(g, tokens, extrapolated);
+  return us;
 }
 
 double TableCostModel::gemm_us(double m, double n, double k, bool fp8, bool* extrapolated) const {
@@ -540,7 +566,7 @@ TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens
   const double L = layers_total_;
   const double H = static_cast<double>(m_.hidden_size);
   double gemm = 0;
-  for (const GemmUse& g : layer_gemms_) gemm += L * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
+  gemm += projections_all_layers_us(L, Td, &pt.ex_gemm);
   for (const GemmUse& g : dense_gemms_) gemm += dense_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
   for (const GemmUse& g : moe_gemms_) gemm += moe_layers_total_ * g.count * gemm_use_us(g, Td, &pt.ex_gemm);
   pt.gemm = gemm;
@@ -662,7 +688,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       auto at = [&f](OpFamily x) -> double& { return f[static_cast<int>(x)]; };
       auto ex_at = [&e](OpFamily x) -> bool* { return &e[static_cast<int>(x)]; };
       const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
-      for (const GemmUse& u : layer_gemms_) at(OpFamily::kGemm) += L * u.count * gemm_use_us(u, Tg, ex_at(OpFamily::kGemm));
+      at(OpFamily::kGemm) += projections_all_layers_us(L, Tg, ex_at(OpFamily::kGemm));
       at(OpFamily::kNorm) = elementwise_attn_us(Tg);
       at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
       at(OpFamily::kLmHead) =
@@ -780,13 +806,16 @@ std::string TableCostModel::describe() const {
     if (source_[f] != PriceSource::kTable && tables) rest += std::string(rest.empty() ? "" : ", ") + op_family_name(fam);
   }
   if (mla_prefill_.ok() || mla_decode_.ok()) {
-    // Name the MLA source: module tables (kernels joined) minus the GEMM-table projections.
-    d += "; MLA attention from module tables";
-    if (mla_prefill_.ok()) d += " mla_context[" + mla_prefill_.kernels + " " + mla_prefill_.kv_dtype + " kv, " +
-                                mla_prefill_.gemm_type + ", " + key_int(mla_prefill_.heads) + " heads]";
-    if (mla_decode_.ok()) d += " mla_generation[" + mla_decode_.kernels + " " + mla_decode_.kv_dtype + " kv, " +
-                               mla_decode_.gemm_type + ", " + key_int(mla_decode_.heads) + " heads]";
-    d += " minus GEMM-table projections";
+    // Name the MLA source: module tables (kernels joined) minus the capped GEMM-table projections, or kernel tables.
+    auto name = [](const MlaModuleGrid& g) {
+      return "[" + g.kernels + " " + g.kv_dtype + " kv, " + (g.module ? g.gemm_type + ", " : "") + key_int(g.heads) +
+             " heads]";
+    };
+    const bool module = (mla_prefill_.ok() && mla_prefill_.module) || (mla_decode_.ok() && mla_decode_.module);
+    d += module ? "; MLA attention from module tables" : "; MLA attention from kernel tables";
+    if (mla_prefill_.ok()) d += " mla_context" + name(mla_prefill_);
+    if (mla_decode_.ok()) d += " mla_generation" + name(mla_decode_);
+    d += module ? " minus GEMM-table projections (capped by the modules)" : ", projections from the GEMM table";
   }
   if (!rest.empty()) d += "; not in the tables: " + rest;
   d += "; cpu overhead calibrated (" + e_.backend + ")";

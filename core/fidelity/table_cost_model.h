@@ -6,7 +6,8 @@
 ///   gemm               GEMM table, interpolated over (n, k) once per model shape into a curve of tokens m
 ///   moe                fused-MoE table at the batch's tokens x the sampled-assignment slowest-rank ratio
 ///   attention_*        attention tables through the per-request work model (attention_model.h)
-///                      MLA models: the module tables minus the GEMM-table projections (mla_module_table.h)
+///                      MLA models: the module tables minus the GEMM-table projections (capped by the modules),
+///                      or the kernel tables as they are (mla_module_table.h)
 ///   all_reduce         custom all-reduce (graph / eager) or NCCL table by message size
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
 ///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
@@ -95,6 +96,9 @@ class TableCostModel : public CostModel {
   double gemm_us(double m, double n, double k, bool fp8, bool* extrapolated = nullptr) const;
   double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// One attention layer's projections (qkv and o; MLA: q_a/kv_a, q_b, kv_b, o) at `tokens`, capped by the MLA
+  /// module measurements where the role has them.
+  double attention_projections_us(double tokens, bool* extrapolated = nullptr) const;
   /// One MoE layer for `tokens` tokens with the given expert loads (empty = the reference routing).
   double moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
   double all_reduce_us(double elements, bool graph, bool* extrapolated = nullptr) const;
@@ -124,10 +128,12 @@ class TableCostModel : public CostModel {
   double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
   void build_gemms();
   void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx);
-  /// MLA models: attention core from the module tables minus the GEMM-table projections (mla_module_table.h).
-  void build_mla_attention(const OpTable& t, bool decode, MlaModuleGrid& grid, AttentionPredictor& out,
-                           double& head_scale, bool& approx);
+  /// MLA models: attention core from the module tables minus the capped GEMM-table projections, or from the
+  /// kernel tables as they are (mla_module_table.h).
+  void build_mla_attention();
   void build_moe();
+  /// attention_projections_us over `layers` layers.
+  double projections_all_layers_us(double layers, double tokens, bool* extrapolated) const;
   double elementwise_us(double tokens) const;
   double elementwise_attn_us(double tokens) const;
   double elementwise_ffn_us(double tokens) const;
@@ -152,7 +158,8 @@ class TableCostModel : public CostModel {
   AttentionPredictor prefill_, decode_;
   double prefill_scale_ = 1, decode_scale_ = 1;  // heads on this GPU / heads of the grid used
   bool prefill_approx_ = false, decode_approx_ = false;
-  MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined module grids turned into attention-core grids
+  MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined grids, module grids turned into attention-core grids
+  MlaProjectionCap mla_cap_;                // MLA module tables: bound on the projections (empty otherwise)
   MoePredictor moe_;
   MoeRankCost moe_rank_;
   MoeRouting routing_ = MoeRouting::kUniform;

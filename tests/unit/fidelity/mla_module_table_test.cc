@@ -1,5 +1,6 @@
 #include "core/fidelity/mla_module_table.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -19,19 +20,19 @@ EngineOptions fp8_engine() {
   return e;
 }
 
-std::unique_ptr<CostModel> deepseek(int tp, const EngineOptions& e) {
+std::unique_ptr<CostModel> deepseek(int tp, const EngineOptions& e, const std::string& gpu = "H100-SXM") {
   Parallelism p;
   p.tp_attn = p.tp_ffn = tp;
   std::string err;
-  auto c = make_cost_model(test::bundled_model("DeepSeek-V3"), test::bundled_gpu("H100-SXM"), p, e,
-                           &test::catalog(), 1, err);
+  auto c = make_cost_model(test::bundled_model("DeepSeek-V3"), test::bundled_gpu(gpu), p, e, &test::catalog(), 1,
+                           err);
   REQUIRE(err.empty());
   REQUIRE(c);
   return c;
 }
 
-OpTable table(const std::string& file) {
-  auto text = test::catalog().load_text("H100-SXM/vllm", file);
+OpTable table(const std::string& file, const std::string& folder = "H100-SXM/vllm") {
+  auto text = test::catalog().load_text(folder, file);
   REQUIRE(text);
   OpTable t;
   REQUIRE(parse_op_table(*text, t).empty());
@@ -130,4 +131,118 @@ TEST_CASE("MLA decode cost grows with context and batch", "[fidelity][mla]") {
   const double m = tm->decode_attention_us(mixed);
   CHECK(m > tm->decode_attention_us(std::vector<std::int32_t>(32, 512)));
   CHECK(m < 1.05 * tm->decode_attention_us(std::vector<std::int32_t>(32, 8192)));
+}
+
+TEST_CASE("a uniform TRT-LLM MLA batch costs the module measurement also where the GEMM-table projections exceed it",
+          "[fidelity][mla]") {
+  EngineOptions e = fp8_engine();
+  e.backend = "trtllm";
+  auto c = deepseek(8, e);
+  auto* tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  const OpTable gen = table("mla_generation.json", "H100-SXM/trtllm");
+  MlaModuleGrid m;
+  REQUIRE(select_mla_module_grid(gen, "fp8", "fp8_block", 16, m));
+  REQUIRE_FALSE(m.approx);
+  const OpGrid& g = m.grid;
+  int over = 0, cells = 0;
+  for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+    for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
+      const double module = g.values[i * g.axes[1].size() + j];
+      if (std::isnan(module)) continue;
+      const double b = g.axes[0][i];
+      const auto kv = static_cast<std::int32_t>(g.axes[1][j]);
+      // Where the uncapped GEMM-table projections alone exceed the module, the old pricing was above it.
+      if (projections_us(*tm, b) > module) ++over;
+      ++cells;
+      const double core = tm->decode_attention_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), kv));
+      CHECK(core >= kMlaCoreFloorShare * module * (1 - 1e-12));
+      CHECK(core + tm->attention_projections_us(b) == Approx(module).epsilon(1e-9));
+    }
+  CHECK(cells > 100);
+  CHECK(over > 0);
+  // Context cells too (tokens = batch x isl).
+  const OpTable ctx = table("mla_context.json", "H100-SXM/trtllm");
+  MlaModuleGrid p;
+  REQUIRE(select_mla_module_grid(ctx, "fp8", "fp8_block", 16, p));
+  for (std::size_t i = 0; i < p.grid.axes[0].size(); ++i)
+    for (std::size_t j = 0; j < p.grid.axes[1].size(); ++j) {
+      const double module = p.grid.values[i * p.grid.axes[1].size() + j];
+      if (std::isnan(module)) continue;
+      const auto b = static_cast<std::size_t>(p.grid.axes[0][i]);
+      const auto isl = static_cast<std::int32_t>(p.grid.axes[1][j]);
+      const double core = tm->prefill_attention_us(std::vector<PrefillChunk>(b, PrefillChunk{isl, isl}));
+      CHECK(core + tm->attention_projections_us(static_cast<double>(b) * isl) == Approx(module).epsilon(1e-9));
+    }
+}
+
+TEST_CASE("the MLA projection cap is a non-decreasing bound below every module of at least as many tokens",
+          "[fidelity][mla]") {
+  OpGrid g;
+  g.axes = {{1, 4}, {2, 64}};
+  g.values = {100, 120, 90, 300};  // b=1: 100, 120; b=4: 90 (below the b=1 cells), 300
+  MlaProjectionCap cap;
+  cap.add(g, true);
+  cap.finish();
+  const double s = 1 - kMlaCoreFloorShare;
+  CHECK(cap.cap_us(1) == Approx(90 * s));  // 4 tokens measured at 90 us bound 1 token too
+  CHECK(cap.cap_us(4) == Approx(90 * s));
+  CHECK(cap.cap_us(2) == Approx(90 * s));
+  CHECK(std::isinf(cap.cap_us(5)));  // no module of 5 or more tokens
+  MlaProjectionCap none;
+  none.finish();
+  CHECK(std::isinf(none.cap_us(1)));
+}
+
+TEST_CASE("A100's per-kernel MLA tables are validated but do not price MLA (their floor is host time)",
+          "[fidelity][mla]") {
+  // The tables load and select (servesim_opcheck validates them), but every cell carries a floor of eager host
+  // time: even one request of two keys costs >= 241 us, against tens of us for A100's FlashAttention decode.
+  const OpTable gen = table("mla_generation.json", "A100-80G/vllm");
+  MlaModuleGrid g;
+  REQUIRE(select_mla_module_grid(gen, "bfloat16", "bfloat16", 16, g));
+  CHECK_FALSE(g.module);
+  double floor_us = 1e30;
+  for (double v : g.grid.values)
+    if (!std::isnan(v)) floor_us = std::min(floor_us, v);
+  CHECK(floor_us > 200);
+  const OpTable fa = table("generation_attention.json", "A100-80G/vllm");
+  REQUIRE_FALSE(fa.grids.empty());
+  double fa_floor = 1e30;
+  for (const OpGrid& x : fa.grids)
+    for (double v : x.values)
+      if (!std::isnan(v)) fa_floor = std::min(fa_floor, v);
+  CHECK(fa_floor * 10 < floor_us);
+  // So A100 MLA attention is datasheet-derived, and its projections are the A100 GEMM table's.
+  EngineOptions e;  // bf16 weights and KV cache: A100 has no FP8
+  auto c = deepseek(8, e, "A100-80G");
+  auto* tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  CHECK(c->source(OpFamily::kAttentionPrefill) == PriceSource::kDatasheet);
+  CHECK(c->source(OpFamily::kAttentionDecode) == PriceSource::kDatasheet);
+  CHECK(c->source(OpFamily::kGemm) == PriceSource::kTable);
+  const double one = tm->decode_attention_us(std::vector<std::int32_t>(1, 2));
+  CHECK(one > 0);
+  CHECK(one < floor_us);
+  const double H = 7168, heads = 16;
+  const double proj = tm->gemm_us(256, 1536 + 512 + 64, H, false) + tm->gemm_us(256, heads * (128 + 64), 1536, false) +
+                      tm->gemm_us(256, heads * (128 + 128), 512, false) + tm->gemm_us(256, H, heads * 128, false);
+  CHECK(tm->attention_projections_us(256) == Approx(proj).epsilon(1e-12));
+}
+
+TEST_CASE("in a mixed MLA batch longer requests cost more", "[fidelity][mla]") {
+  EngineOptions e = fp8_engine();
+  for (const char* backend : {"trtllm", "vllm"}) {
+    e.backend = backend;
+    auto c = deepseek(8, e);
+    auto* tm = dynamic_cast<TableCostModel*>(c.get());
+    REQUIRE(tm != nullptr);
+    std::vector<std::int32_t> shorter(32, 1024), longer(32, 1024);
+    for (int i = 0; i < 8; ++i) longer[static_cast<std::size_t>(i)] = 16384;
+    CHECK(tm->decode_attention_us(longer) > tm->decode_attention_us(shorter));
+    // Prefill chunks of 512 tokens: one continuing a long prompt (8192 keys) costs more than a fresh one.
+    std::vector<PrefillChunk> fresh(4, PrefillChunk{512, 512}), continued = fresh;
+    continued[0].context = 8192;
+    CHECK(tm->prefill_attention_us(continued) > tm->prefill_attention_us(fresh));
+  }
 }
