@@ -2,36 +2,18 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/scheduler_support.h"
+
 #include "core/execution/scheduler_registry.h"
 
 using namespace servesim;
 
 namespace {
 
-Request make_request(std::int64_t id, std::int32_t prompt, std::int32_t output = 100) {
-  Request r;
-  r.id = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = output;
-  return r;
-}
+using test::complete;
+using test::limits;
+using test::make_request;
 
-/// Applies a batch's progress as the replica does at the end of an iteration.
-void complete(Batch& b) {
-  for (const ScheduledItem& it : b.items) {
-    Request& r = *it.req;
-    r.num_computed += it.num_tokens;
-    if (r.num_computed == r.num_tokens()) ++r.generated;
-  }
-}
-
-SchedulerLimits limits(std::int64_t budget, int max_seqs, bool chunking) {
-  SchedulerLimits l;
-  l.token_budget = budget;
-  l.max_num_seqs = max_seqs;
-  l.allow_chunking = chunking;
-  return l;
-}
 
 }  // namespace
 

@@ -2,35 +2,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/scheduler_support.h"
+
 using namespace servesim;
 
 namespace {
 
-Request make_request(std::int64_t id, std::int32_t prompt, std::int32_t output = 100) {
-  Request r;
-  r.id = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = output;
-  return r;
-}
+using test::complete;
+using test::limits;
+using test::make_request;
 
-/// Applies a batch's progress as the replica does at the end of an iteration.
-void complete(Batch& b) {
-  for (const ScheduledItem& it : b.items) {
-    Request& r = *it.req;
-    r.num_computed += it.num_tokens;
-    if (r.num_computed == r.num_tokens()) ++r.generated;
-  }
-}
-
-SchedulerLimits limits(std::int64_t budget, int max_seqs, bool chunking, std::int64_t threshold = 0) {
-  SchedulerLimits l;
-  l.token_budget = budget;
-  l.max_num_seqs = max_seqs;
-  l.allow_chunking = chunking;
-  l.long_prefill_token_threshold = threshold;
-  return l;
-}
 
 std::int64_t batch_tokens(const Batch& b) {
   std::int64_t n = 0;
