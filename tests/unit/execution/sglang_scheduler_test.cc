@@ -2,9 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/scheduler_support.h"
-
 #include "core/execution/scheduler_registry.h"
+#include "tests/scheduler_support.h"
 
 using namespace servesim;
 
@@ -13,7 +12,6 @@ namespace {
 using test::complete;
 using test::limits;
 using test::make_request;
-
 
 }  // namespace
 

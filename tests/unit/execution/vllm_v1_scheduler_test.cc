@@ -12,7 +12,6 @@ using test::complete;
 using test::limits;
 using test::make_request;
 
-
 std::int64_t batch_tokens(const Batch& b) {
   std::int64_t n = 0;
   for (const auto& it : b.items) n += it.num_tokens;
