@@ -20,8 +20,8 @@ after the first wave, which the simulator cannot know (see CLIENT_DRIFT): exactl
 policy keeps a wave together), osl-1..osl+1 for the other aic-auto-gap-analysis rows (identical clients started
 together stay in lockstep forever in a deterministic simulator; one token of spread lets them drift a little), and
 osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are desynchronised after the first
-wave: their measured TTFT at 4 clients is 37-62% of what a wave of 4 prompts prefilled together costs every
-cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
+wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave of 4 prompts prefilled
+together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
 max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size) and SGLang agg rows use the `sglang`
 scheduler (prefill-first, decodes paused while prompts wait). Compared: mean TTFT and mean TPOT.
