@@ -352,13 +352,9 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
     // Along s at both batch lines, then along b; the log value above stands where a corner is unmeasured.
     const std::size_t ns = grid_->axes[1].size();
     auto cell = [&](std::size_t i, std::size_t j) { return grid_->values[i * ns + j]; };
-    auto along = [](double lo, double hi, const AxisPos& p) {
-      return p.i0 == p.i1 ? lo : interp_pair_affine(lo, hi, p.w_lin, p.w);
-    };
     const double c[4] = {cell(at[0].i0, at[1].i0), cell(at[0].i0, at[1].i1), cell(at[0].i1, at[1].i0),
                          cell(at[0].i1, at[1].i1)};
-    if (!std::isnan(c[0]) && !std::isnan(c[1]) && !std::isnan(c[2]) && !std::isnan(c[3]))
-      uniform = along(along(c[0], c[1], at[1]), along(c[2], c[3], at[1]), at[0]);
+    interp_cell_affine(c, at[0], at[1], uniform);
   }
   const double raw = uniform * model_batch / m_ref;
   if (interp_ != Interp::kBlend) return raw;

@@ -17,18 +17,12 @@ GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k) {
   }
   const auto& ms = grid.axes[2];
   std::vector<double> ys(ms.size());
-  // Along k, then along n: affine where latency rises with the dimension (interp_pair_affine). A missing corner
+  // Along k, then along n: affine where latency rises with the dimension (interp_cell_affine). A missing corner
   // falls back to the log-space interpolation over the measured ones.
-  auto along = [](double a, double b, const AxisPos& p) {
-    return p.i0 == p.i1 ? a : interp_pair_affine(a, b, p.w_lin, p.w);
-  };
   for (std::size_t i = 0; i < ms.size(); ++i) {
     auto at = [&](std::size_t a, std::size_t b) { return grid.values[a * grid.stride(0) + b * grid.stride(1) + i]; };
-    const double c00 = at(pn.i0, pk.i0), c01 = at(pn.i0, pk.i1), c10 = at(pn.i1, pk.i0), c11 = at(pn.i1, pk.i1);
-    if (!std::isnan(c00) && !std::isnan(c01) && !std::isnan(c10) && !std::isnan(c11)) {
-      ys[i] = along(along(c00, c01, pk), along(c10, c11, pk), pn);
-      continue;
-    }
+    const double c[4] = {at(pn.i0, pk.i0), at(pn.i0, pk.i1), at(pn.i1, pk.i0), at(pn.i1, pk.i1)};
+    if (interp_cell_affine(c, pn, pk, ys[i])) continue;
     AxisPos pos[3] = {pn, pk, AxisPos{}};
     pos[2].i0 = pos[2].i1 = i;
     pos[2].clamped_to = ms[i];

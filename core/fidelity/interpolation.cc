@@ -78,6 +78,16 @@ double interp_pair_affine(double a, double b, double w_lin, double w_log) {
   return interp_exp(interp_log(a) + w_log * (interp_log(b) - interp_log(a)));
 }
 
+bool interp_cell_affine(const double c[4], const AxisPos& outer, const AxisPos& inner, double& out) {
+  for (int i = 0; i < 4; ++i)
+    if (std::isnan(c[i])) return false;
+  auto along = [](double lo, double hi, const AxisPos& p) {
+    return p.i0 == p.i1 ? lo : interp_pair_affine(lo, hi, p.w_lin, p.w);
+  };
+  out = along(along(c[0], c[1], inner), along(c[2], c[3], inner), outer);
+  return true;
+}
+
 GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
   GridValue r;
   const std::size_t d = g.axes.size();
@@ -161,9 +171,8 @@ double LogCurve::eval_affine(double x, bool* clamped) const {
   const std::size_t hi = static_cast<std::size_t>(std::upper_bound(x_.begin(), x_.end(), x) - x_.begin());
   const std::size_t lo = hi - 1;
   if (x == x_[lo]) return y_[lo];
-  if (y_[lo] <= y_[hi]) return y_[lo] + (x - x_[lo]) / (x_[hi] - x_[lo]) * (y_[hi] - y_[lo]);
-  const double w = (interp_log(x) - lx_[lo]) / (lx_[hi] - lx_[lo]);
-  return interp_exp(ly_[lo] + w * (ly_[hi] - ly_[lo]));
+  return interp_pair_affine(y_[lo], y_[hi], (x - x_[lo]) / (x_[hi] - x_[lo]),
+                            (interp_log(x) - lx_[lo]) / (lx_[hi] - lx_[lo]));
 }
 
 }  // namespace servesim

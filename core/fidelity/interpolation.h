@@ -34,6 +34,10 @@ AxisPos locate_log(const std::vector<double>& axis, const std::vector<double>& l
 /// either side). Always between a and b.
 double interp_pair_affine(double a, double b, double w_lin, double w_log);
 
+/// interp_pair_affine over one cell of a 2-D grid, along the inner axis first: corners c[0] = (outer i0, inner i0),
+/// c[1] = (i0, i1), c[2] = (i1, i0), c[3] = (i1, i1). False (out untouched) when a corner is unmeasured (NaN).
+bool interp_cell_affine(const double c[4], const AxisPos& outer, const AxisPos& inner, double& out);
+
 /// Result of a grid lookup.
 struct GridValue {
   double value = 0;       ///< interpolated latency (us); 0 when no corner was measured
