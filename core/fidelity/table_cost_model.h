@@ -114,12 +114,13 @@ class TableCostModel : public CostModel {
   /// rank: the NCCL alltoall table where the EP group fits in a node (<= 8 GPUs), else the GPU's link bandwidth
   /// from the datasheet (counted as extrapolated). 0 without EP.
   double all_to_all_us(std::int64_t tokens, bool* extrapolated = nullptr) const;
-  /// SGLang roles: the EP exchange priced from DeepEP (dispatch_us / combine_us set by the next two calls).
+  /// The EP exchange is priced from DeepEP: sglang backend, DeepEP tables for this GPU, 1 < ep_ffn <= GPUs per node.
   bool uses_deepep() const { return use_deepep_; }
   /// One DeepEP dispatch + combine with `tokens_per_rank` tokens on each EP rank: normal mode for a step with
   /// prefill tokens, low-latency for a decode-only step (SGLang's default --deepep-mode auto). Flags lookups
   /// outside the measured shapes and EP groups other than the measured 8 ranks. 0 when !uses_deepep().
   double deepep_us(std::int64_t tokens_per_rank, bool prefill, bool* extrapolated = nullptr) const;
+  /// The normal-mode (prefill) or low-latency (decode-only) predictor for this model's shape.
   const DeepEpTable& deepep(bool prefill) const { return prefill ? deepep_normal_ : deepep_ll_; }
   /// One MoE layer as dispatch + slowest rank's experts + combine for these expert loads.
   MoeLayerTime moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
