@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fidelity/attention_model.h"
+#include "core/fidelity/deepep_table.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/mla_module_table.h"
@@ -409,6 +410,86 @@ OJson check_curves(const OpTable& t) {
   return out;
 }
 
+// ------------------------------------------------------------------------------------------------ DeepEP
+
+/// SGLang's DeepEP tables through DeepEpTable (the simulator's predictor): every other interior token count held
+/// out of every grid, each measured shape rebuilt from the rest and its held-out tokens predicted, per phase; plain
+/// log-log token interpolation on the same split for comparison. `choice_split`: both token interpolations on the
+/// complementary split (even interior token counts held out), the evidence the predictor's choice rests on.
+/// Then the hidden-size interpolation: each interior hidden size of a (topk, experts) configuration held out whole
+/// and predicted at every token count from its neighbours.
+OJson check_deepep(const OpTable& t) {
+  const int f_phase = 0, f_hidden = 1, f_topk = 2, f_experts = 3;
+  const bool normal = t.key_fields.size() == 5;
+  const std::int64_t sms = normal ? std::atoll(t.grids.front().key[4].c_str()) : 20;
+  auto num = [](const OpGrid& g, int f) { return std::atoll(g.key[static_cast<std::size_t>(f)].c_str()); };
+  OpTable reduced = t;
+  std::vector<bool> held;
+  for (OpGrid& g : reduced.grids) {
+    held = every_other(g.axes[0].size());
+    g = drop_grid_lines(g, 0, held);
+  }
+  Errors phase[2], loglog[2], hidden[2], choice_affine, choice_log;
+  for (const OpGrid& g : t.grids) {
+    if (g.axes.size() != 1) continue;
+    const int p = g.key[f_phase] == "dispatch" ? 0 : 1;
+    const DeepEpTable pred(reduced, num(g, f_hidden), num(g, f_topk), num(g, f_experts), sms);
+    const auto h = every_other(g.axes[0].size());
+    const OpGrid r = drop_grid_lines(g, 0, h);
+    const LogCurve c(r.axes[0], r.values);
+    for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
+      if (!h[i] || std::isnan(g.values[i])) continue;
+      phase[p].add(pred.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]), g.values[i]);
+      loglog[p].add(c.eval(g.axes[0][i]), g.values[i]);
+    }
+    std::vector<bool> even(g.axes[0].size(), false);
+    for (std::size_t i = 2; i + 1 < even.size(); i += 2) even[i] = true;
+    const OpGrid re = drop_grid_lines(g, 0, even);
+    const LogCurve ce(re.axes[0], re.values);
+    for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
+      if (!even[i] || std::isnan(g.values[i])) continue;
+      choice_affine.add(ce.eval_affine(g.axes[0][i]), g.values[i]);
+      choice_log.add(ce.eval(g.axes[0][i]), g.values[i]);
+    }
+    // Hidden held out: the same configuration without this hidden size, if it has measured sizes on both sides.
+    OpTable without = t;
+    without.grids.clear();
+    bool below = false, above = false;
+    for (const OpGrid& o : t.grids) {
+      if (num(o, f_topk) != num(g, f_topk) || num(o, f_experts) != num(g, f_experts)) continue;
+      if (num(o, f_hidden) == num(g, f_hidden)) continue;
+      below = below || num(o, f_hidden) < num(g, f_hidden);
+      above = above || num(o, f_hidden) > num(g, f_hidden);
+      without.grids.push_back(o);
+    }
+    if (!below || !above) continue;
+    const DeepEpTable hp(without, num(g, f_hidden), num(g, f_topk), num(g, f_experts), sms);
+    for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+      if (!std::isnan(g.values[i]))
+        hidden[p].add(hp.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]), g.values[i]);
+  }
+  Errors all, all_log, all_hidden;
+  for (int p = 0; p < 2; ++p) {
+    all.add_all(phase[p]);
+    all_log.add_all(loglog[p]);
+    all_hidden.add_all(hidden[p]);
+  }
+  OJson out;
+  out["holdout"] = "every other interior token count (tokens per EP rank), both phases";
+  out["all"] = all.json();
+  out["dispatch"] = phase[0].json();
+  out["combine"] = phase[1].json();
+  out["tokens_log_log"] = all_log.json();
+  out["choice_split"] = OJson{{"holdout", "every other interior token count from the third (the complement)"},
+                              {"linear_where_rising", choice_affine.json()},
+                              {"log_log", choice_log.json()}};
+  out["hidden_held_out"] = OJson{{"holdout", "each interior hidden size of a (topk, experts) configuration, all tokens"},
+                                 {"all", all_hidden.json()},
+                                 {"dispatch", hidden[0].json()},
+                                 {"combine", hidden[1].json()}};
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -474,7 +555,10 @@ int main(int argc, char** argv) {
   }
   if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
   if (load(dir + "custom_allreduce.json", t)) fam["custom_allreduce"] = check_curves(t);
-  if (load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
+  if (load(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
+  if (load(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
+  // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
+  if (backend != "sglang" && load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
   return 0;

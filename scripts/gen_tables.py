@@ -16,6 +16,8 @@ Writes, for each GPU with measurements (H100-SXM, H200-SXM, A100-80G):
   profiles/<gpu>/<backend>/moe.json                   fused MoE by (dtype, hidden, inter, topk, experts, tp, ep, skew; tokens)
   profiles/<gpu>/<backend>/mla_context.json, mla_generation.json   DeepSeek MLA attention (module or kernel tables)
   profiles/<gpu>/<backend>/custom_allreduce.json      custom all-reduce by (variant, gpus; elements)
+  profiles/<gpu>/sglang/deepep_ll.json, deepep_normal.json   SGLang DeepEP dispatch/combine by (phase, hidden,
+                                                      topk, experts[, sms]; tokens per rank), H100-SXM only
   profiles/<gpu>/nccl.json                            NCCL collectives by (op, dtype, gpus; elements)
   profiles/<gpu>/manifest.json                        source files (sha256, rows read, rows kept) and output sizes
   profiles/datasheet/efficiency.json                  efficiency curves for GPUs without tables (fitted here)
@@ -256,6 +258,55 @@ def build_nccl(src):
     return g, {"axes_doc": "elements = values per GPU message (half = 2 bytes, int8 = 1 byte)"}
 
 
+# SGLang's DeepEP MoE all-to-all (H100-SXM, sglang 0.5.12; AIConfigurator collector/wideep/sglang/
+# collect_deepep_{ll,normal}.py wrapping deepep/test_{low_latency,intranode}.py). What the columns mean, from those
+# sources (docs in profiles/README.md):
+# - num_token is per rank: every rank builds x = [num_token, hidden] and dispatches it (test_intranode.test_main,
+#   test_low_latency.test_main); AIConfigurator's consumer queries it with the tokens of one attention-DP rank.
+# - node_num 1 = one collective over every visible GPU of one node, i.e. EP 8 on an 8-GPU H100 node (the collector
+#   spawns one rank per visible GPU and skips expert counts not divisible by the rank count).
+# - Normal mode: each row is the best NVL chunk size at a fixed SM count; dispatch is timed with the FP8 payload
+#   when DeepEP is built for SM90 (H100), combine in BF16; notify is 0 on one node (no RDMA phase). SGLang's
+#   default SM count is DeepEP's Buffer.num_sms = 20 (DeepEPConfig without --deepep-config), so only the 20-SM rows
+#   are kept. Low-latency mode: dispatch_avg_t_us / combine_avg_t_us with SGLang's fixed 128-token receive buffer.
+# The CSV already holds microseconds: divided by 1000 here because Grid.add takes milliseconds.
+DEEPEP_NORMAL_SMS = 20
+
+
+def build_deepep_ll(src):
+    g = Grid(["phase", "hidden", "topk", "experts"], ["tokens"])
+    for r in src.rows:
+        if int(r["node_num"]) != 1:
+            continue
+        shape = (int(r["hidden_size"]), int(r["num_topk"]), int(r["num_experts"]))
+        for phase, col in (("dispatch", "dispatch_avg_t_us"), ("combine", "combine_avg_t_us")):
+            g.add((phase,) + shape, (int(r["num_token"]),), float(r[col]) / 1000.0, r["kernel_source"])
+        src.kept += 1
+    return g, {"axes_doc": "tokens = tokens each of the 8 EP ranks (one H100 node) dispatches; one low-latency "
+                           "dispatch or combine (DeepEP, SGLang's 128-token receive buffer)",
+               "ep_ranks": 8}
+
+
+def build_deepep_normal(src):
+    g = Grid(["phase", "hidden", "topk", "experts", "sms"], ["tokens"])
+    for r in src.rows:
+        if int(r["node_num"]) != 1 or int(r["dispatch_sms"]) != DEEPEP_NORMAL_SMS:
+            continue
+        if int(r["combine_sms"]) != DEEPEP_NORMAL_SMS:
+            raise SystemExit("deepep normal row with dispatch_sms %s but combine_sms %s"
+                             % (r["dispatch_sms"], r["combine_sms"]))
+        shape = (int(r["hidden_size"]), int(r["num_topk"]), int(r["num_experts"]), DEEPEP_NORMAL_SMS)
+        for phase, col, notify in (("dispatch", "dispatch_transmit_us", "dispatch_notify_us"),
+                                   ("combine", "combine_transmit_us", "combine_notify_us")):
+            g.add((phase,) + shape, (int(r["num_token"]),), (float(r[col]) + float(r[notify])) / 1000.0,
+                  r["kernel_source"])
+        src.kept += 1
+    return g, {"axes_doc": "tokens = tokens each of the 8 EP ranks (one H100 node) dispatches; one normal-mode "
+                           "(intranode NVLink) dispatch or combine, transmit + notify, best NVL chunk at sms SMs "
+                           "(dispatch with the FP8 payload, combine BF16)",
+               "ep_ranks": 8}
+
+
 # (output name, op folder, source file name, builder)
 BACKEND_OPS = [
     ("gemm", "gemm", "gemm_perf", build_gemm),
@@ -268,7 +319,13 @@ BACKEND_OPS = [
     ("mla_generation", "mla", "generation_mla_perf", lambda s: build_mla(s, True)),
     ("custom_allreduce", "comm", "custom_allreduce_perf", build_custom_ar),
 ]
-BACKENDS = ["vllm", "trtllm"]
+# SGLang runs vLLM's kernel families (its roles load the vllm tables); only its DeepEP all-to-all is its own.
+SGLANG_OPS = [
+    ("deepep_ll", "comm", "wideep_deepep_ll_perf", build_deepep_ll),
+    ("deepep_normal", "comm", "wideep_deepep_normal_perf", build_deepep_normal),
+]
+BACKENDS = ["vllm", "trtllm", "sglang"]
+OPS = {"vllm": BACKEND_OPS, "trtllm": BACKEND_OPS, "sglang": SGLANG_OPS}
 
 
 def generate(data_dir):
@@ -279,7 +336,7 @@ def generate(data_dir):
                     "data_readme": "aiconfigurator/README.md", "files": []}
         for backend in BACKENDS:
             done = set()
-            for name, op, src_name, builder in BACKEND_OPS:
+            for name, op, src_name, builder in OPS[backend]:
                 if name in done:
                     continue  # a module table was preferred over the per-kernel one
                 hit = find_source(data_dir, system, op, backend, src_name)
@@ -319,7 +376,9 @@ def generate(data_dir):
                                       "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),
                                       "bytes": len(out[path].encode())})
         for b in BACKENDS:
-            total = sum(f["bytes"] for f in manifest["files"] if f["backend"] in (b, "nccl"))
+            # What a role of this backend may load: its own files and NCCL's (SGLang's also the vLLM ones).
+            loads = (b, "nccl", "vllm") if b == "sglang" else (b, "nccl")
+            total = sum(f["bytes"] for f in manifest["files"] if f["backend"] in loads)
             if any(f["backend"] == b for f in manifest["files"]):
                 manifest.setdefault("bytes_per_backend", {})[b] = total
         out["%s/manifest.json" % gpu] = json.dumps(manifest, indent=1, sort_keys=True) + "\n"

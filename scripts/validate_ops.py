@@ -30,7 +30,7 @@ import gen_tables  # noqa: E402
 PROFILES = os.path.join(ROOT, "profiles")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 FAMILY_ORDER = ["gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
-                "custom_allreduce", "nccl"]
+                "custom_allreduce", "nccl", "deepep_ll", "deepep_normal"]
 
 
 def load_json(path, default=None):
@@ -107,7 +107,7 @@ def main():
     today = datetime.date.today().isoformat()
     results = []
     for gpu, _ in gen_tables.GPUS:
-        for backend in ("vllm", "trtllm"):
+        for backend in ("vllm", "trtllm", "sglang"):
             if not os.path.isdir(os.path.join(PROFILES, gpu, backend)):
                 continue
             print("checking %s/%s ..." % (gpu, backend), file=sys.stderr)
@@ -136,7 +136,8 @@ def main():
              "batch size (MLA: the DeepSeek-V3 module tables, predicted as the simulator does: module minus "
              "GEMM-table projections capped by the modules of both phases, through the work model, plus the capped "
              "projections; A100: its per-kernel MLA tables through the work model, validated but not used for pricing, see the A100 MLA note); MoE every third interior "
-             "token count; collectives every other message size. Absolute "
+             "token count; collectives every other message size; SGLang DeepEP (H100-SXM/sglang: the tables SGLang roles "
+             "price their EP dispatch/combine with) every other interior token count per rank. Absolute "
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%." % today, ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max |", "|---|---|---|---|---|---|"]
     for rep in results:
@@ -145,8 +146,32 @@ def main():
                 a = rep["families"][f]["all"]
                 lines.append("| %s/%s | %s | %d | %.2f%% | %.2f%% | %.1f%% |" % (
                     rep["gpu"], rep["backend"], f, a["n"], a["p50"], a["p95"], a["max"]))
+    lines += ["", "SGLang DeepEP all-to-all by phase (held-out token counts per rank, the simulator's token "
+                  "interpolation: linear where latency rises, log-log where it dips; `log-log` is plain log-log "
+                  "interpolation on the same split; `choice split` holds out the complementary token counts, where "
+                  "the simulator's interpolation was chosen over log-log), and the hidden-size interpolation (each "
+                  "interior hidden size of a (topk, experts) configuration held out whole, predicted linearly in "
+                  "hidden from its neighbours at every token count). Normal mode at SGLang's default 20 SMs; "
+                  "measured on one 8-GPU node (EP 8).", "",
+              "| GPU / backend | family | dispatch p50/p95/max | combine p50/p95/max | log-log p50/p95 | "
+              "choice split: simulator / log-log p50/p95 | hidden held out n, p50/p95/max |",
+              "|---|---|---|---|---|---|---|"]
+    for rep in results:
+        for f in ("deepep_ll", "deepep_normal"):
+            d = rep["families"].get(f)
+            if not d:
+                continue
+            cell = lambda s: "%.2f%% / %.2f%% / %.1f%%" % (s["p50"], s["p95"], s["max"])  # noqa: E731
+            hh = d["hidden_held_out"]["all"]
+            ll, cs = d["tokens_log_log"], d["choice_split"]
+            lines.append("| %s/%s | %s | %s | %s | %.2f%% / %.2f%% | %.2f%% / %.2f%% vs %.2f%% / %.2f%% | %d, %s |" % (
+                rep["gpu"], rep["backend"], f, cell(d["dispatch"]), cell(d["combine"]), ll["p50"], ll["p95"],
+                cs["linear_where_rising"]["p50"], cs["linear_where_rising"]["p95"], cs["log_log"]["p50"],
+                cs["log_log"]["p95"], hh["n"], cell(hh)))
     lines += ["", "GEMM by dtype (p50 / p95):", ""]
     for rep in results:
+        if "gemm" not in rep["families"]:
+            continue
         g = rep["families"].get("gemm", {}).get("by_dtype", {})
         lines.append("- %s/%s: " % (rep["gpu"], rep["backend"]) +
                      ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(g.items())))

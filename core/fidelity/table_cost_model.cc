@@ -125,12 +125,31 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
     load_table(catalog, folder, "mla_generation.json", out.mla_generation, error);
   }
   load_table(catalog, gpu, "nccl.json", out.nccl, error);
+  // SGLang's one table family of its own: the DeepEP dispatch/combine of its EP MoE layers (H100-SXM).
+  if (backend == "sglang" && model.is_moe()) {
+    load_table(catalog, gpu + "/sglang", "deepep_ll.json", out.deepep_ll, error);
+    load_table(catalog, gpu + "/sglang", "deepep_normal.json", out.deepep_normal, error);
+  }
   if (!out.gemm.empty()) out.backend_version = out.gemm.backend_version;
   // The measured error: this profile's, or the datasheet path's leave-one-GPU-out error when there are no tables.
   const bool tables = !out.gemm.empty() || !out.context_attention.empty() || !out.generation_attention.empty();
   if (auto v = tables ? catalog.load_text(folder, "validation.json") : catalog.load_text("datasheet", "validation.json")) {
-    const auto j = nlohmann::ordered_json::parse(*v, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("summary")) out.validation_json = j["summary"].dump();
+    auto j = nlohmann::ordered_json::parse(*v, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("summary") && j["summary"].is_object()) {
+      // SGLang roles with DeepEP tables: their held-out error joins the vLLM tables' (<gpu>/sglang/validation.json).
+      auto& summary = j["summary"];
+      if (tables && !out.deepep_ll.empty()) {
+        if (auto sv = catalog.load_text(gpu + "/sglang", "validation.json")) {
+          const auto sj = nlohmann::ordered_json::parse(*sv, nullptr, false);
+          const char* k = "ops_heldout_ape_pct";
+          if (!sj.is_discarded() && sj.is_object() && sj.contains("summary") && sj["summary"].is_object() &&
+              sj["summary"].contains(k) && sj["summary"][k].is_object() && summary.contains(k) &&
+              summary[k].is_object())
+            for (const auto& [name, e] : sj["summary"][k].items()) summary[k][name] = e;
+        }
+      }
+      out.validation_json = summary.dump();
+    }
   }
   return error.empty();
 }
@@ -214,10 +233,19 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
                           t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20));
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
     source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
-  // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us).
+  // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us). SGLang roles
+  // exchange tokens with DeepEP (SGLang's EP all-to-all backend), measured on one node: its tables inside a node.
+  if (e_.backend == "sglang" && m_.is_moe() && !t_.deepep_ll.empty() && !t_.deepep_normal.empty()) {
+    const auto H = static_cast<std::int64_t>(m_.hidden_size), K = static_cast<std::int64_t>(m_.num_experts_per_tok),
+               E = static_cast<std::int64_t>(m_.num_experts);
+    deepep_ll_ = DeepEpTable(t_.deepep_ll, H, K, E);
+    deepep_normal_ = DeepEpTable(t_.deepep_normal, H, K, E, kDeepEpNormalSms);
+    use_deepep_ = deepep_ll_.ok() && deepep_normal_.ok() && p_.ep_ffn > 1 && p_.ep_ffn <= g_.gpus_per_node;
+  }
   source_[static_cast<int>(OpFamily::kAllToAll)] =
-      collectives_.has_nccl() && p_.ep_ffn <= 8 && p_.ep_ffn <= g_.gpus_per_node ? PriceSource::kTable
-                                                                                  : PriceSource::kRoofline;
+      use_deepep_ || (collectives_.has_nccl() && p_.ep_ffn <= 8 && p_.ep_ffn <= g_.gpus_per_node)
+          ? PriceSource::kTable
+          : PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kAfTransfer)] = PriceSource::kRoofline;
 }
 
@@ -522,6 +550,16 @@ double TableCostModel::all_to_all_us(std::int64_t tokens, bool* extrapolated) co
   return roofline_.all_to_all_ns(static_cast<double>(tokens)) / 1e3;
 }
 
+double TableCostModel::deepep_us(std::int64_t tokens_per_rank, bool prefill, bool* extrapolated) const {
+  if (!use_deepep_ || tokens_per_rank <= 0) return 0;
+  const DeepEpTable& t = prefill ? deepep_normal_ : deepep_ll_;
+  bool ex = p_.ep_ffn != kDeepEpMeasuredRanks;  // another EP size than measured: the 8-rank curve as it is
+  const double us = t.us(DeepEpPhase::kDispatch, static_cast<double>(tokens_per_rank), &ex) +
+                    t.us(DeepEpPhase::kCombine, static_cast<double>(tokens_per_rank), &ex);
+  if (extrapolated && ex) *extrapolated = true;
+  return us;
+}
+
 MoeLayerTime TableCostModel::moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
                                        bool* extrapolated) const {
   MoeLayerTime t;
@@ -736,7 +774,18 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       // Dispatch and combine all-to-all when tokens are partitioned over DP attention groups. On an F role the
       // A->F / F->A activation transfers (afd_cost_model) are the dispatch and combine.
       if (p_.ep_ffn > 1 && p_.dp_attn > 1 && part_ == CostPart::kWhole) {
-        fam(OpFamily::kAllToAll) = moe_layers_total_ * 2 * all_to_all_us(T, &ex_a2a);
+        if (use_deepep_) {
+          // SGLang with DeepEP: every rank dispatches the tokens of its DP attention group (split over the group's
+          // tp_attn ranks), and the collective waits for the busiest rank, so the largest group sets the size.
+          // --deepep-mode auto (SGLang's default) runs normal mode when any rank has prefill tokens in the step
+          // (is_extend_in_batch is gathered over the DP ranks) and low-latency mode for decode-only steps.
+          std::int64_t rank_tokens = 0;
+          for (const BatchShape& g : groups_) rank_tokens = std::max(rank_tokens, g.num_tokens + g.padded_tokens);
+          rank_tokens = (rank_tokens + p_.tp_attn - 1) / p_.tp_attn;
+          fam(OpFamily::kAllToAll) = moe_layers_total_ * deepep_us(rank_tokens, !s.prefills.empty(), &ex_a2a);
+        } else {
+          fam(OpFamily::kAllToAll) = moe_layers_total_ * 2 * all_to_all_us(T, &ex_a2a);
+        }
         count(OpFamily::kAllToAll, ex_a2a);
       }
     }
@@ -817,6 +866,10 @@ std::string TableCostModel::describe() const {
     if (mla_decode_.ok()) d += " mla_generation" + name(mla_decode_);
     d += module ? " minus GEMM-table projections (capped by the modules)" : ", projections from the GEMM table";
   }
+  if (use_deepep_)
+    d += "; EP all-to-all from SGLang DeepEP tables " + t_.gpu + "/sglang (" + t_.deepep_normal.backend_version +
+         ", normal mode [" + deepep_normal_.describe() + "] with prefill tokens, low-latency [" +
+         deepep_ll_.describe() + "] without)";
   if (!rest.empty()) d += "; not in the tables: " + rest;
   d += "; cpu overhead calibrated (" + e_.backend + ")";
   return d;

@@ -25,6 +25,7 @@
 #include "core/fidelity/attention_model.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/cost_model.h"
+#include "core/fidelity/deepep_table.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/mla_module_table.h"
@@ -59,13 +60,20 @@ struct ProfileTables {
   std::string backend_version;
   OpTable gemm, context_attention, generation_attention, moe, custom_allreduce, nccl;
   OpTable mla_context, mla_generation;  ///< MLA module tables (loaded for MLA models only)
+  OpTable deepep_ll, deepep_normal;     ///< SGLang DeepEP all-to-all (sglang backend, MoE models; H100-SXM only)
   std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
 };
 
-/// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables); errors only for corrupt files.
+/// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables, plus its own DeepEP tables for MoE
+/// models); errors only for corrupt files.
 bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
                          const ModelSpec& model, ProfileTables& out, std::string& error);
+
+/// DeepEP's measured configuration (profiles/<gpu>/sglang/deepep_*.json): one collective over the 8 GPUs of an
+/// H100 node, normal mode at SGLang's default 20 SMs (DeepEP Buffer.num_sms, unless --deepep-config changes it).
+constexpr int kDeepEpMeasuredRanks = 8;
+constexpr std::int64_t kDeepEpNormalSms = 20;
 
 /// Datasheet efficiency curves (profiles/datasheet/efficiency.json): achieved share of the roofline per family
 /// against log2 of a size feature, fitted on the GPUs with tables.
@@ -106,6 +114,14 @@ class TableCostModel : public CostModel {
   /// rank: the NCCL alltoall table where the EP group fits in a node (<= 8 GPUs), else the GPU's link bandwidth
   /// from the datasheet (counted as extrapolated). 0 without EP.
   double all_to_all_us(std::int64_t tokens, bool* extrapolated = nullptr) const;
+  /// The EP exchange is priced from DeepEP: sglang backend, DeepEP tables for this GPU, 1 < ep_ffn <= GPUs per node.
+  bool uses_deepep() const { return use_deepep_; }
+  /// One DeepEP dispatch + combine with `tokens_per_rank` tokens on each EP rank: normal mode for a step with
+  /// prefill tokens, low-latency for a decode-only step (SGLang's default --deepep-mode auto). Flags lookups
+  /// outside the measured shapes and EP groups other than the measured 8 ranks. 0 when !uses_deepep().
+  double deepep_us(std::int64_t tokens_per_rank, bool prefill, bool* extrapolated = nullptr) const;
+  /// The normal-mode (prefill) or low-latency (decode-only) predictor for this model's shape.
+  const DeepEpTable& deepep(bool prefill) const { return prefill ? deepep_normal_ : deepep_ll_; }
   /// One MoE layer as dispatch + slowest rank's experts + combine for these expert loads.
   MoeLayerTime moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
                          bool* extrapolated = nullptr) const;
@@ -162,6 +178,8 @@ class TableCostModel : public CostModel {
   MlaProjectionCap mla_cap_;                // MLA module tables: bound on the projections (empty otherwise)
   MoePredictor moe_;
   MoeRankCost moe_rank_;
+  DeepEpTable deepep_ll_, deepep_normal_;  // SGLang roles with measured DeepEP tables
+  bool use_deepep_ = false;                // sglang backend, EP > 1 inside a node, both tables usable
   MoeRouting routing_ = MoeRouting::kUniform;
   CostPart part_ = CostPart::kWhole;
   double alpha_ = 1.2;
