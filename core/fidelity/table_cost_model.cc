@@ -234,8 +234,10 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
     source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
   // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us). SGLang roles
-  // exchange tokens with DeepEP (SGLang's EP all-to-all backend), measured on one node: its tables inside a node.
-  if (e_.backend == "sglang" && m_.is_moe() && !t_.deepep_ll.empty() && !t_.deepep_normal.empty()) {
+  // launched with --moe-a2a-backend deepep exchange tokens with DeepEP, measured on one node: its tables inside a
+  // node. SGLang's default (none) keeps the NCCL all-to-all.
+  if (e_.backend == "sglang" && e_.moe_a2a_backend == "deepep" && m_.is_moe() && !t_.deepep_ll.empty() &&
+      !t_.deepep_normal.empty()) {
     const auto H = static_cast<std::int64_t>(m_.hidden_size), K = static_cast<std::int64_t>(m_.num_experts_per_tok),
                E = static_cast<std::int64_t>(m_.num_experts);
     deepep_ll_ = DeepEpTable(t_.deepep_ll, H, K, E);

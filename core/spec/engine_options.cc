@@ -37,6 +37,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
   r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});
   r.get_number("moe_power_law_alpha", o.moe_power_law_alpha, 0.5, 3.0);
+  r.get_enum("moe_a2a_backend", o.moe_a2a_backend, {"none", "deepep"});
+  if (o.moe_a2a_backend == "deepep" && o.backend != "sglang" && r.valid())
+    errors.add(r.path("moe_a2a_backend"), "\"deepep\" is measured for backend \"sglang\" only (SGLang's DeepEP "
+                                              "tables), got backend \"" + o.backend + "\"");
   if (const Json* h = r.raw("host")) {
     ObjectReader hr(*h, r.path("host"), errors);
     if (hr.valid()) {

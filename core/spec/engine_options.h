@@ -27,6 +27,9 @@ struct EngineOptions {
   std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
   std::string moe_routing = "uniform";       ///< token->expert assignment: uniform, balanced, power_law
   double moe_power_law_alpha = 1.2;          ///< exponent of the power_law routing
+  /// EP all-to-all of DP-attention roles (SGLang --moe-a2a-backend): "none" (SGLang's default: the NCCL
+  /// all-to-all tables) or "deepep" (DeepEP normal/low-latency kernels; measured for the sglang backend only).
+  std::string moe_a2a_backend = "none";
   /// Host-side time of the engine (us). Negative = the backend's calibrated constant (docs/validation.md).
   struct Host {
     double iteration_us = -1;           ///< per engine step: schedule, prepare inputs, sample, process outputs

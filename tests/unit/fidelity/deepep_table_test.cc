@@ -25,7 +25,8 @@ const OpGrid* grid(const OpTable& t, const std::string& phase, std::int64_t hidd
   return t.find(key);
 }
 
-std::unique_ptr<TableCostModel> role(const std::string& backend, const std::string& gpu, int ep, int dp_attn) {
+std::unique_ptr<TableCostModel> role(const std::string& backend, const std::string& gpu, int ep, int dp_attn,
+                                     const std::string& a2a = "deepep") {
   const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
   ProfileTables t;
   std::string err;
@@ -39,6 +40,7 @@ std::unique_ptr<TableCostModel> role(const std::string& backend, const std::stri
   p.ep_ffn = ep;
   EngineOptions e;
   e.backend = backend;
+  e.moe_a2a_backend = a2a;
   return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), p, e, std::move(t), std::move(c), 7);
 }
 
@@ -215,9 +217,10 @@ TEST_CASE("sglang roles price the DP-attention EP exchange with DeepEP: normal m
 TEST_CASE("other backends, GPUs without DeepEP tables and EP groups beyond a node keep the NCCL all-to-all",
           "[fidelity][deepep][ep]") {
   const double layers = static_cast<double>(test::bundled_model("Qwen3-30B-A3B").moe_layers());
-  for (const char* backend : {"vllm", "trtllm"}) {
+  for (const char* backend : {"vllm", "trtllm", "sglang"}) {
     INFO(backend);
-    auto m = role(backend, "H100-SXM", 8, 8);
+    // SGLang's default --moe-a2a-backend none keeps the standard path; the others have no DeepEP option.
+    auto m = role(backend, "H100-SXM", 8, 8, "none");
     CHECK_FALSE(m->uses_deepep());
     CHECK(m->deepep_us(8, false) == 0);
     CHECK(all_to_all_us(m->price(test::decode_batch(64, 1000))) ==

@@ -89,3 +89,26 @@ TEST_CASE("host.overlaps_pipeline is read as a boolean and a wrong type names it
   CHECK_THAT(e2.joined(), Catch::Contains("/engine/host/overlaps_pipeline"));
   CHECK_FALSE(bad.host.overlaps_pipeline);
 }
+
+TEST_CASE("moe_a2a_backend follows SGLang: none by default, deepep only for the sglang backend",
+          "[spec][engine_options]") {
+  CHECK(EngineOptions{}.moe_a2a_backend == "none");
+  EngineOptions o;
+  Errors e;
+  read_engine_options({{"backend", "sglang"}, {"moe_a2a_backend", "deepep"}}, "/engine", o, e);
+  INFO(e.joined());
+  CHECK(e.ok());
+  CHECK(o.moe_a2a_backend == "deepep");
+  for (const char* backend : {"vllm", "trtllm"}) {
+    EngineOptions v;
+    Errors ve;
+    read_engine_options({{"backend", backend}, {"moe_a2a_backend", "deepep"}}, "/engine", v, ve);
+    CHECK_FALSE(ve.ok());
+    CHECK(ve.joined().find("/engine/moe_a2a_backend") != std::string::npos);
+  }
+  Errors be;
+  EngineOptions b;
+  read_engine_options({{"backend", "sglang"}, {"moe_a2a_backend", "pplx"}}, "/engine", b, be);
+  CHECK_FALSE(be.ok());
+  CHECK(be.joined().find("moe_a2a_backend") != std::string::npos);
+}
