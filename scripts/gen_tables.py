@@ -13,6 +13,7 @@ Writes, for each GPU with measurements (H100-SXM, H200-SXM, A100-80G):
   profiles/<gpu>/<backend>/gemm.json                  GEMM latency by (dtype; n, k, m)
   profiles/<gpu>/<backend>/context_attention.json     prefill attention by (kv dtype, head_dim, heads, kv heads; batch, isl)
   profiles/<gpu>/<backend>/generation_attention.json  decode attention by (kv dtype, head_dim, heads, kv heads; batch, kv_len)
+  profiles/<gpu>/<backend>/{context,generation}_attention_window.json   the same with a sliding window (key + window)
   profiles/<gpu>/<backend>/moe.json                   fused MoE by (dtype, hidden, inter, topk, experts, tp, ep, skew; tokens)
   profiles/<gpu>/<backend>/mla_context.json, mla_generation.json   DeepSeek MLA attention (module or kernel tables)
   profiles/<gpu>/<backend>/custom_allreduce.json      custom all-reduce by (variant, gpus; elements)
@@ -193,21 +194,32 @@ def build_gemm(src):
     return g, {"axes_doc": "n = output features, k = input features, m = tokens (rows)"}
 
 
-def build_attention(src, generation):
-    """FlashAttention-style kernels without a sliding window and head_dim <= 256 (FA4's head_dim 512 rows and the
-    sliding-window rows are left out: no bundled model uses them)."""
-    g = Grid(["kv_cache_dtype", "head_dim", "num_heads", "num_kv_heads"],
-             ["batch", "kv_len" if generation else "isl"])
+# Sliding-window rows kept as grids of their own (attention *_window.json): the window of the bundled models that
+# have one (gpt-oss: 128 keys). Rows of other windows are left out.
+SLIDING_WINDOW = 128
+
+
+def build_attention(src, generation, window=0):
+    """FlashAttention-style kernels with head_dim <= 256 and the given sliding window (0 = full attention; the
+    window tables key their grids by it too). FA4's head_dim 512 rows and windows no bundled model uses are left
+    out."""
+    kf = ["kv_cache_dtype", "head_dim", "num_heads", "num_kv_heads"] + (["window"] if window else [])
+    g = Grid(kf, ["batch", "kv_len" if generation else "isl"])
     for r in src.rows:
-        if int(r.get("window_size", "0") or 0) != 0 or int(r.get("beam_width", "1")) != 1 or int(r["head_dim"]) > 256:
+        w = int(r.get("window_size", "0") or 0)
+        if w != window or int(r.get("beam_width", "1")) != 1 or int(r["head_dim"]) > 256:
             continue
-        key = (r["kv_cache_dtype"], int(r["head_dim"]), int(r["num_heads"]), int(r["num_key_value_heads"]))
+        key = (r["kv_cache_dtype"], int(r["head_dim"]), int(r["num_heads"]), int(r["num_key_value_heads"])) + \
+              ((w,) if window else ())
         # Generation: `step` is the KV history; the new token attends to step + 1 keys.
         second = int(r["step"]) + 1 if generation else int(r["isl"])
         g.add(key, (int(r["batch_size"]), second), float(r["latency"]), r["kernel_source"])
         src.kept += 1
     doc = {"axes_doc": ("batch = requests, each decoding one token that attends to kv_len keys (step + 1)"
                         if generation else "batch = requests, each a whole prompt of isl tokens (causal, no prior KV)")}
+    if window:
+        doc["axes_doc"] += ("; sliding window: each query attends to at most `window` keys (itself and the "
+                            "window - 1 before it); kv_len / isl is the whole sequence")
     return g, doc
 
 
@@ -312,6 +324,9 @@ BACKEND_OPS = [
     ("gemm", "gemm", "gemm_perf", build_gemm),
     ("context_attention", "attention", "context_attention_perf", lambda s: build_attention(s, False)),
     ("generation_attention", "attention", "generation_attention_perf", lambda s: build_attention(s, True)),
+    ("context_attention_window", "attention", "context_attention_perf", lambda s: build_attention(s, False, SLIDING_WINDOW)),
+    ("generation_attention_window", "attention", "generation_attention_perf",
+     lambda s: build_attention(s, True, SLIDING_WINDOW)),
     ("moe", "moe", "moe_perf", build_moe),
     ("mla_context", "mla", "mla_context_module_perf", lambda s: build_mla(s, False)),
     ("mla_generation", "mla", "mla_generation_module_perf", lambda s: build_mla(s, True)),
@@ -345,6 +360,8 @@ def generate(data_dir):
                 version, rel = hit
                 src = Source(data_dir, rel)
                 grid, doc = builder(src)
+                if name.endswith("_window") and src.kept == 0:
+                    continue  # no rows of the window (A100's data): no file
                 done.add(name)
                 head = {"format": FORMAT, "gpu": gpu, "backend": backend, "backend_version": version, "op": name,
                         "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}

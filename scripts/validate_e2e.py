@@ -10,9 +10,12 @@ Usage (from the repository root, after building):
                                                     # group's medians moved above its recorded figures by more
                                                     # than the margin (used by ctest)
 Options: --cli PATH (default build/native/servesim), --data DIR (default ../shared/data), --jobs N (2),
---backend vllm|trtllm|sglang|all (default all), --limit N (first N rows per group, quick look).
+--backend vllm|trtllm|sglang|all (default all), --limit N (first N rows per group, quick look), --model SUBSTR
+(only rows whose model_path contains SUBSTR, case-insensitive; prints per-model errors and the worst rows and writes
+neither docs/validation.md nor validation.json).
 
-Each agg row becomes a closed-loop scenario: `batch_size` clients, each sending the next request when its previous
+Each agg row becomes a closed-loop scenario: `batch_size` clients (x attention_dp_size: the column is per DP rank),
+each sending the next request when its previous
 one finishes, all starting together; prompts of exactly `isl` tokens; 10 x batch_size requests (at least 32), the
 request count of AIConfigurator's own benchmark runners (genai-perf `--request-count` 10 x concurrency,
 bench_serving `--num-prompts` 10 x concurrency). Output lengths stand in for how the harness's clients drift apart
@@ -68,7 +71,23 @@ MODELS = {
     "Qwen/Qwen3-235B-A22B-FP8": "Qwen3-235B-A22B",
     "deepseek-ai/DeepSeek-V3": "DeepSeek-V3",
     "deepseek-ai/DeepSeek-R1": "DeepSeek-V3",
+    "MiniMaxAI/MiniMax-M2.5": "MiniMax-M2.5",
+    "openai/gpt-oss-120b": "gpt-oss-120b",
 }
+MOE_MODELS = ("Qwen3-235B-A22B", "DeepSeek-V3", "MiniMax-M2.5", "gpt-oss-120b")
+# Models whose released checkpoint is quantised (config.json quantization_config); the simulator uses the
+# checkpoint's format per module whatever the engine dtype says, so these rows' precision columns only decide the
+# KV cache:
+#  - MiniMax-M2.5 rows say fp8: the released block-FP8 checkpoint (128x128 scales); FP8 KV cache as every fp8 row.
+#  - gpt-oss-120b rows say fp4 / nvfp4, but H100 has no FP4 tensor cores: vLLM serves the MXFP4 checkpoint there
+#    with weight-only kernels. vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend: on SM90 the
+#    choices are SM90_FI_MXFP4_BF16 (FlashInfer, opt-in), TRITON (OpenAI's triton_kernels) or MARLIN, all MXFP4
+#    weights with BF16 activations (mxfp4_w4a16_moe_quant_config); the MXFP8-activation backends are SM100 only.
+#    AIConfigurator measured that path as w4a16_mxfp4 (kernel vllm_gptossmxfp4moe_triton_oaitritonmxfp4experts...).
+#    Attention and the other GEMMs run in bf16; the KV cache is bf16 (vLLM's default "auto"; the rows record no KV
+#    quantisation). The TRT-LLM rows say fp8: their KV cache is FP8 as for every fp8 row, and their experts are
+#    priced on TRT-LLM's w4a16_mxfp4 grid, the only MXFP4 one measured (an assumption: TRT-LLM may run W4A8 there).
+CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
 # Gate for --check: the recorded medians may not grow by more than this (percentage points).
@@ -129,7 +148,9 @@ def num(s, default=0):
 def concurrency(r):
     """Closed-loop client count of a row (see the docstring for disagg rows); 0 when unknown."""
     if r["mode"] == "agg":
-        return num(r["batch_size"])
+        # batch_size is per attention-DP rank: the ids of the 15 attention-DP agg rows (MiniMax-M2.5, DP 4) say
+        # "_c64_" for batch_size 16, "_c32_" for 8, ..., as every other agg id's "_cN_" equals its batch_size.
+        return num(r["batch_size"]) * max(1, num(r["attention_dp_size"], 1))
     m = re.search(r"silicon_concurrency=(\d+)", r["silicon_data_source"])
     if m:
         return int(m.group(1))
@@ -156,11 +177,16 @@ def classify(r):
     if model is None:
         return None, "model %s is not bundled in profiles/models" % r["model_path"]
     prec = (r["gemm_quant_mode"] or r["precision"] or "").lower()
-    if "fp4" in prec or "int4" in prec:
+    quant = CHECKPOINT_QUANT.get(model)
+    if quant == "mxfp4":
+        # The MXFP4 checkpoint as H100 runs it (see CHECKPOINT_QUANT): bf16 activations and GEMMs, w4a16 experts.
+        fp8, kv_fp8 = False, prec.startswith("fp8")
+    elif "fp4" in prec or "int4" in prec:
         return None, "%s weights: no FP4/INT4 dtype in the simulator" % prec
-    fp8 = prec.startswith("fp8")
-    moe = model in ("Qwen3-235B-A22B", "DeepSeek-V3")
-    parts = {"model": model, "fp8": fp8, "concurrency": concurrency(r)}
+    else:
+        fp8 = kv_fp8 = prec.startswith("fp8")
+    moe = model in MOE_MODELS
+    parts = {"model": model, "fp8": fp8, "kv_fp8": kv_fp8, "concurrency": concurrency(r)}
     if r["mode"] == "agg":
         par, why = parallelism(r, "", moe)
         if par is None:
@@ -211,7 +237,7 @@ def scenario(r, parts, host):
     bs, isl, osl = parts["concurrency"], num(r["isl"]), num(r["osl"])
     engine = {"backend": r["backend"], "max_num_seqs": 1024, "max_num_batched_tokens": 8192,
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
-    if parts["fp8"]:
+    if parts["kv_fp8"]:
         engine["kv_cache_dtype"] = "fp8"
     if r["mode"] == "agg" and r["backend"] in SCHEDULER:
         engine["scheduler"] = SCHEDULER[r["backend"]]
@@ -392,6 +418,7 @@ def main():
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--model", default="", help="only rows whose model_path contains this (case-insensitive)")
     args = ap.parse_args()
     if not os.path.exists(args.cli):
         sys.exit("simulator not built: %s" % args.cli)
@@ -401,6 +428,8 @@ def main():
     unknown_layout = layout_unknown(all_rows)
     for r in all_rows:
         if r["backend"] not in backends:
+            continue
+        if args.model and args.model.lower() not in r["model_path"].lower():
             continue
         # --check replays the vLLM and SGLang agg rows and every disagg row (the gated groups, see CHECK_GROUPS)
         if args.check and "%s %s" % (r["backend"], r["mode"]) not in CHECK_GROUPS:
@@ -494,6 +523,27 @@ def main():
                 ids = {r["id"] for r, p in expressible if r["backend"] == b and r["mode"] == mode and p["model"] == m}
                 per_model.append(("%s %s %s" % (b, mode, m), summary([x for x in errs if x[0]["id"] in ids])))
 
+    if args.model:
+        # A look at some models' rows: per model and mode, then the worst rows. Writes nothing.
+        for name, s in per_model:
+            if not s.get("n"):
+                continue
+            print("%-36s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"
+                  % (name, s["n"], s["ttft_median_abs_pct"], s["ttft_median_signed_pct"], s["tpot_median_abs_pct"],
+                     s["tpot_median_signed_pct"]))
+        for label, k in (("TTFT", 1), ("TPOT", 2)):
+            print("worst %s rows:" % label)
+            for r, et, ep in sorted(errs, key=lambda e: -abs(e[k]))[:8]:
+                sim = sims[r["id"]]
+                print("  %-60s %s tp%s dp%s ep%s isl %s osl %s bs %s: TTFT %.1f vs %.1f ms (%+.0f%%), "
+                      "TPOT %.2f vs %.2f ms (%+.0f%%)" % (
+                          r["id"][:60], r["model_path"].split("/")[-1], r["tp_size"], r["attention_dp_size"] or 1,
+                          r["moe_ep_size"] or 1, r["isl"], r["osl"], r["batch_size"], sim[0],
+                          float(r["silicon_ttft_ms"]), et * 100, sim[1], float(r["silicon_tpot_ms"]), ep * 100))
+        for (b, mode, why), ids in sorted(skipped.items()):
+            print("not expressible: %s %s: %s (%d rows)" % (b, mode, why, len(ids)))
+        return
+
     if args.check:
         bad, done = [], []
         for name in CHECK_GROUPS:
@@ -525,7 +575,7 @@ def main():
     lines = ["## End-to-end: silicon_h100.csv replayed", "",
              "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
                  datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
-             "Protocol: see the script's docstring (closed loop, concurrency = batch_size for agg rows and the "
+             "Protocol: see the script's docstring (closed loop, concurrency = batch_size (x attention DP) for agg rows and the "
              "recorded silicon_concurrency for disagg rows, all clients starting together, fixed isl, outputs of "
              "osl +- 1 token (SGLang agg rows: exactly osl, with the sglang scheduler; database-dump agg rows, whose "
              "clients are out of phase after the first wave: osl +- 5%), 10 x concurrency requests, the "

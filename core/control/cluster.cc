@@ -82,6 +82,14 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     for (int r = 0; r < spec.replicas; ++r) {
       rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
                                                       rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));
+      if (rc.budget.kv_groups_sliding > 0 || rc.budget.kv_groups_full != 1) {
+        KvLayout layout;
+        layout.full_groups = rc.budget.kv_groups_full;
+        layout.sliding_groups = rc.budget.kv_groups_sliding;
+        layout.window = rc.budget.sliding_window;
+        layout.max_step_tokens = spec.engine.max_num_batched_tokens;
+        rc.replicas.back()->kv_mutable().set_layout(layout);
+      }
       rc.replicas.back()->set_handoff_after_prefill(spec.kind == RoleKind::kPrefill);
       rc.replicas.back()->set_may_wait_for_transfers(spec.kind != RoleKind::kColocated);
       rc.replica_ptrs.push_back(rc.replicas.back().get());

@@ -1,5 +1,7 @@
 #include "core/execution/kv_block_manager.h"
 
+#include <algorithm>
+
 #include "core/sim/check.h"
 
 namespace servesim {
@@ -12,8 +14,21 @@ KvBlockManager::KvBlockManager(std::int64_t num_blocks, int block_size, double w
   SERVESIM_CHECK(num_blocks > 0 && block_size > 0, "KV pool needs at least one block");
 }
 
+std::int64_t KvBlockManager::blocks_needed(const Request& r, std::int64_t total_tokens) const {
+  const std::int64_t all = blocks_for(total_tokens);
+  if (layout_.sliding_groups <= 0) return layout_.full_groups * all;
+  const std::int64_t skipped = std::max<std::int64_t>(0, r.num_computed - layout_.window + 1) / block_size_;
+  return layout_.full_groups * all + layout_.sliding_groups * std::max<std::int64_t>(0, all - skipped);
+}
+
 bool KvBlockManager::allocate(Request& r, std::int64_t total_tokens, bool admission) {
-  const std::int64_t need = blocks_for(total_tokens) - r.num_blocks;
+  const std::int64_t need = blocks_needed(r, total_tokens) - r.num_blocks;
+  if (need < 0 && layout_.sliding_groups > 0) {  // blocks that left every sliding window go back to the pool
+    free_ -= need;
+    r.num_blocks += static_cast<std::int32_t>(need);
+    SERVESIM_CHECK(free_ <= num_blocks_, "KV free pool exceeds the pool");
+    return true;
+  }
   if (need <= 0) return true;
   const std::int64_t reserve = admission ? watermark_blocks_ : 0;
   if (free_ - need < reserve) return false;
@@ -41,7 +56,16 @@ void KvBlockManager::release_held(Request& r) {
 }
 
 std::int64_t KvBlockManager::max_admissible_tokens() const {
-  return (num_blocks_ - watermark_blocks_) * block_size_;
+  if (layout_.sliding_groups <= 0 && layout_.full_groups == 1) return (num_blocks_ - watermark_blocks_) * block_size_;
+  // A request's peak: its full groups' blocks plus the sliding groups' window while a step of up to
+  // max_step_tokens new tokens is written (the window's keys before it, one block of misalignment).
+  const std::int64_t step = std::max<std::int64_t>(1, layout_.max_step_tokens);
+  const std::int64_t window_blocks =
+      layout_.sliding_groups > 0 ? layout_.sliding_groups * (blocks_for(layout_.window - 1 + step) + 1) : 0;
+  const std::int64_t left = num_blocks_ - watermark_blocks_ - window_blocks;
+  if (left <= 0) return 0;
+  if (layout_.full_groups <= 0) return std::int64_t{1} << 40;  // every layer sliding: any length fits
+  return left / layout_.full_groups * block_size_;
 }
 
 }  // namespace servesim

@@ -7,6 +7,18 @@
 
 namespace servesim {
 
+/// Hybrid KV-cache layout (vLLM's hybrid allocator; memory_model.h KvBudget): one pool block holds block_size
+/// tokens of one group's layers. A request holds blocks in every full group for all its tokens, and in every
+/// sliding group only from the first block that still holds a key inside the window: blocks whose keys all lie
+/// window or more behind the next token are returned to the pool (vLLM's SlidingWindowManager drops the first
+/// (num_computed - window + 1) / block_size blocks), so a sliding group keeps about window + one block of tokens.
+struct KvLayout {
+  std::int64_t full_groups = 1;
+  std::int64_t sliding_groups = 0;
+  std::int64_t window = 0;           ///< keys per sliding layer, the new token included
+  std::int64_t max_step_tokens = 0;  ///< most tokens one step computes for a request (max_num_batched_tokens)
+};
+
 /// Allocation of KV blocks to requests.
 class KvBlockManager {
  public:
@@ -14,8 +26,13 @@ class KvBlockManager {
   KvBlockManager(std::int64_t num_blocks, int block_size, double watermark);
   /// Blocks covering `tokens` tokens.
   std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
-  /// Grows `r` to hold `total_tokens`; false (and no change) when the pool is short. An admission also
-  /// keeps the watermark free.
+  /// Sets the group layout (default: one full group, every block all layers).
+  void set_layout(const KvLayout& layout) { layout_ = layout; }
+  const KvLayout& layout() const { return layout_; }
+  /// Blocks `r` holds once it has KV for `total_tokens` tokens (r.num_computed of them computed before this step).
+  std::int64_t blocks_needed(const Request& r, std::int64_t total_tokens) const;
+  /// Grows `r` to hold `total_tokens` (and returns sliding-group blocks that left the window); false (and no
+  /// change) when the pool is short. An admission also keeps the watermark free.
   bool allocate(Request& r, std::int64_t total_tokens, bool admission);
   /// Returns all of `r`'s blocks to the pool.
   void free(Request& r);
@@ -37,6 +54,7 @@ class KvBlockManager {
   std::int64_t free_;
   std::int64_t watermark_blocks_;
   int block_size_;
+  KvLayout layout_;
 };
 
 }  // namespace servesim

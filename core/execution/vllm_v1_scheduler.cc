@@ -64,7 +64,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
       // prefill role (blocks held, nothing to allocate) may still start: they free blocks when they finish,
       // which is what the blocked request is waiting for.
       ++it;
-      while (it != waiting_.end() && kv.blocks_for((*it)->num_computed + 1) > (*it)->num_blocks) ++it;
+      while (it != waiting_.end() && kv.blocks_needed(**it, (*it)->num_computed + 1) > (*it)->num_blocks) ++it;
       continue;
     }
     it = waiting_.erase(it);

@@ -13,12 +13,51 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
+std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx) {
+  if (ctx < 1) ctx = 1;
+  const std::int64_t all = g.block_n == 128 ? (ctx + 127) >> 7 : ceil_div(ctx, g.block_n);
+  if (g.window <= 0 || ctx <= g.window) return all;
+  return all - (ctx - g.window) / g.block_n;  // tiles whose keys all precede the window are skipped
+}
+
+double uniform_pairs(std::int64_t window, double s) {
+  if (window <= 0 || s <= static_cast<double>(window)) return s * (s + 1) / 2;
+  const double w = static_cast<double>(window);
+  return w * (w + 1) / 2 + (s - w) * w;
+}
+
+double uniform_length_for_pairs(std::int64_t window, double pairs) {
+  const double w = static_cast<double>(window);
+  if (window <= 0 || pairs <= w * (w + 1) / 2) return (std::sqrt(1.0 + 8.0 * pairs) - 1.0) / 2.0;
+  return w + (pairs - w * (w + 1) / 2) / w;
+}
+
 void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
   if (q <= 0) return;
   if (ctx < q) ctx = q;
   const std::int64_t p = ctx - q;  // keys already in the cache before this chunk
   const std::int64_t bm = g.block_m, bn = g.block_n;
   const std::int64_t nt = ceil_div(q, bm);
+  if (g.window > 0 && ctx > g.window) {
+    // Local attention: query tile j (rows p + j BM .. p + min((j+1) BM, q) - 1) visits the key tiles from the one
+    // holding its first row's earliest key (row - window + 1) to the one holding its last row.
+    const std::int64_t w = g.window;
+    double t = 0, longest_tile = 0;
+    for (std::int64_t j = 0; j < nt; ++j) {
+      const std::int64_t first = p + j * bm, last = p + std::min((j + 1) * bm, q) - 1;
+      const std::int64_t lo = std::max<std::int64_t>(0, first - w + 1) / bn;
+      const double n = static_cast<double>(last / bn - lo + 1);
+      t += n;
+      longest_tile = std::max(longest_tile, n);
+    }
+    tiles += t * g.heads;
+    longest = std::max(longest, longest_tile);
+    ctas += static_cast<double>(nt) * g.heads;
+    ctx_tokens += static_cast<double>(std::min(ctx, q + w - 1));  // keys some row of the chunk needs
+    ++requests;
+    pairs += uniform_pairs(w, static_cast<double>(ctx)) - uniform_pairs(w, static_cast<double>(p));
+    return;
+  }
   double t = 0;
   if (bm == bn) {
     // Query tile j < nt-1 sees p + (j+1) BM keys: ceil(p / B) + j + 1 tiles; the last tile sees all ctx keys.
@@ -48,7 +87,7 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
 void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
   if (ctx < 1) ctx = 1;
   ++requests;
-  key_tiles += static_cast<double>(g.block_n == 128 ? (ctx + 127) >> 7 : ceil_div(ctx, g.block_n));
+  key_tiles += static_cast<double>(decode_key_tiles(g, ctx));
   if (ctx > max_ctx) max_ctx = ctx;
   ctx_sum += static_cast<double>(ctx);
 }
@@ -84,7 +123,7 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int sms) {
 
 void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cache) const {
   const double s = g.sms;
-  const std::int64_t nb_max = ceil_div(std::max<std::int64_t>(max_ctx, 1), g.block_n);
+  const std::int64_t nb_max = decode_key_tiles(g, max_ctx);
   const int splits = cache ? cache->splits(requests * g.kv_heads, nb_max, g.sms)
                            : flash_num_splits(requests * g.kv_heads, nb_max, g.sms);
   const double longest = static_cast<double>(ceil_div(nb_max, splits));
@@ -113,7 +152,7 @@ void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::in
                              SplitCache* cache) {
   DecodeWork w;
   w.requests = b;
-  w.key_tiles = static_cast<double>(b) * static_cast<double>(ceil_div(std::max<std::int64_t>(s, 1), g.block_n));
+  w.key_tiles = static_cast<double>(b) * static_cast<double>(decode_key_tiles(g, s));
   w.max_ctx = s;
   w.ctx_sum = static_cast<double>(b) * static_cast<double>(s);
   w.features(g, f, cache);
@@ -370,7 +409,7 @@ double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, b
   w.features(geo_, f);
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const double per = w.pairs / static_cast<double>(w.requests);
-  const double s_eq = (std::sqrt(1.0 + 8.0 * per) - 1.0) / 2.0;
+  const double s_eq = uniform_length_for_pairs(geo_.window, per);
   return lookup(w.requests, s_eq, model_batch, extrapolated);
 }
 

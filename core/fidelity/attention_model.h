@@ -29,12 +29,23 @@ struct AttentionGeometry {
   int sms = 132;     ///< streaming multiprocessors
   int block_m = 128; ///< query rows per CTA tile
   int block_n = 128; ///< keys per tile
+  /// Sliding window (keys a query attends to, itself included); 0 = full attention. Tiles wholly outside every
+  /// query row's window are skipped, as FlashAttention's local masking does.
+  int window = 0;
 };
+
+/// Key tiles a decode query at position ctx - 1 visits (its window's tiles with a window).
+std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
+/// (query, key) pairs of a uniform prompt of s tokens: s(s+1)/2, or with a window w each row sees min(row + 1, w)
+/// keys; and its inverse (the uniform-equivalent length of a batch's pairs per request).
+double uniform_pairs(std::int64_t window, double s);
+double uniform_length_for_pairs(std::int64_t window, double pairs);
 
 constexpr int kPrefillFeatures = 4;
 constexpr int kDecodeFeatures = 5;
 
-/// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated.
+/// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated. With a window, tiles,
+/// loaded keys and pairs count only keys inside some row's window.
 struct PrefillWork {
   double tiles = 0;      ///< key tiles over all CTAs
   double longest = 0;    ///< key tiles of the longest CTA
@@ -52,7 +63,8 @@ struct SplitCache {
   int splits(std::int64_t mblocks, std::int64_t n_blocks, int sms);
 };
 
-/// Decode features of requests each attending to ctx keys.
+/// Decode features of requests each attending to ctx keys (with a window: the window's tiles; ctx_sum stays the
+/// whole length, which is the tables' axis).
 struct DecodeWork {
   std::int64_t requests = 0;
   double key_tiles = 0;  ///< sum over requests of ceil(ctx / block_n)

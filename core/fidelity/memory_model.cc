@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/spec/weight_format.h"
+
 namespace servesim {
 
 namespace {
@@ -44,7 +46,37 @@ double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bp
   return per_gpu * bpp;
 }
 
+namespace {
+
+// A pre-quantised checkpoint (weight_format.h): each module at its own format. Router and norms stay 16-bit, as do
+// the embedding and the LM head.
+double checkpoint_weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const WeightFormats& f,
+                                        bool attention_only) {
+  const double H = static_cast<double>(m.hidden_size);
+  const double embed = static_cast<double>(m.vocab_size) * H;
+  const double lm_head = m.tie_word_embeddings ? 0.0 : embed;
+  const double moe_layers = static_cast<double>(m.moe_layers());
+  const double experts = m.is_moe() ? moe_layers * m.num_experts * 3.0 * H * m.moe_intermediate_size : 0.0;
+  const double dense = static_cast<double>(m.num_hidden_layers - m.moe_layers()) * 3.0 * H * m.intermediate_size +
+                       moe_layers * 3.0 * H * static_cast<double>(m.shared_expert_intermediate_size);
+  const double router = m.is_moe() ? moe_layers * static_cast<double>(m.num_experts) * H : 0.0;
+  const double norms = (2.0 * m.num_hidden_layers + 1) * H;
+  const double attention = m.param_count() - embed - lm_head - experts - dense - router - norms;
+  const double stage_share = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp) / m.num_hidden_layers;
+  double per_gpu = attention * weight_format_bytes(f.attention, m) / p.tp_attn + norms * 2.0 / p.tp_attn;
+  if (!attention_only)
+    per_gpu += (dense * weight_format_bytes(f.dense, m) + router * 2.0) / p.tp_attn +
+               experts * weight_format_bytes(f.experts, m) / (static_cast<double>(p.ep_ffn) * p.tp_ffn);
+  per_gpu *= stage_share;
+  per_gpu += (p.pp == 1 ? embed + lm_head : std::max(embed, lm_head)) / p.tp_attn * 2.0;
+  return per_gpu;
+}
+
+}  // namespace
+
 double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e, bool attention_only) {
+  const WeightFormats f = weight_formats(m, e.dtype);
+  if (f.from_checkpoint) return checkpoint_weights_bytes_per_gpu(m, p, f, attention_only);
   const double bpp = dtype_bytes(e.dtype);
   if (bpp >= 2.0) return weights_bytes_per_gpu(m, p, bpp, attention_only);
   // Quantised linear layers; the vocabulary-parallel embedding and LM head stay 16-bit.
@@ -64,6 +96,12 @@ double ffn_weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const
                (static_cast<double>(m.num_experts) * H + 3.0 * H * static_cast<double>(m.shared_expert_intermediate_size));
   }
   const double stage_share = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp) / m.num_hidden_layers;
+  const WeightFormats f = weight_formats(m, e.dtype);
+  if (f.from_checkpoint) {
+    const double router = m.is_moe() ? static_cast<double>(m.moe_layers()) * static_cast<double>(m.num_experts) * H : 0;
+    return stage_share * (experts * weight_format_bytes(f.experts, m) / (static_cast<double>(p.ep_ffn) * p.tp_ffn) +
+                          ((dense + moe_rest - router) * weight_format_bytes(f.dense, m) + router * 2.0) / p.tp_ffn);
+  }
   return stage_share * (experts / (static_cast<double>(p.ep_ffn) * p.tp_ffn) + (dense + moe_rest) / p.tp_ffn) *
          dtype_bytes(e.dtype);
 }
@@ -168,7 +206,20 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     b.kv_bytes_per_token = 2.0 * layers * kv_heads_local * m.head_dim * kv_elem;
   }
   b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
-  const double per_block = b.kv_bytes_per_token * e.block_size;
+  double per_block = b.kv_bytes_per_token * e.block_size;
+  if (m.has_sliding_window() && !m.is_mla()) {
+    // vLLM's hybrid KV-cache manager: full and sliding layers form groups of equally many layers (the smaller of
+    // the two counts); a block holds block_size tokens of one group's layers. Sliding groups keep only the
+    // window's blocks of each request (kv_block_manager.h), so the same memory holds more requests.
+    const std::int64_t full = m.full_attention_layers(), sliding = m.sliding_layers;
+    const std::int64_t group = full > 0 ? std::min(full, sliding) : sliding;
+    b.kv_groups_full = (full + group - 1) / group;
+    b.kv_groups_sliding = (sliding + group - 1) / group;
+    b.sliding_window = m.sliding_window;
+    // This stage's share of a group's layers (pp > 1 splits every group over the stages alike).
+    per_block = b.kv_bytes_per_token / layers * (static_cast<double>(group) * layers / m.num_hidden_layers) *
+                e.block_size;
+  }
   // Each data-parallel attention group keeps the KV cache of its own requests in its own GPUs' memory, so the
   // replica holds dp_attn groups' worth of blocks (one shared pool here; requests are not pinned to a group).
   b.num_gpu_blocks = b.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(b.kv_bytes / per_block)) * p.dp_attn : 0;

@@ -28,7 +28,15 @@ struct KvBudget {
   double kv_bytes_per_token = 0;  ///< K and V of one token for this GPU's layers and heads
   std::int64_t block_size = 16;
   std::int64_t num_gpu_blocks = 0;  ///< KV blocks per replica (every GPU of a stage holds its share)
-  std::int64_t max_tokens() const { return num_gpu_blocks * block_size; }
+  /// KV-cache groups (vLLM's hybrid allocator): models mixing full and sliding-window layers split them into
+  /// groups of equally many layers (group size = the smaller count), and one block of the pool holds block_size
+  /// tokens of one group. A request takes blocks in every full group for all its tokens and in every sliding
+  /// group only for its window (kv_block_manager.h). One full group of every layer otherwise.
+  std::int64_t kv_groups_full = 1;
+  std::int64_t kv_groups_sliding = 0;
+  std::int64_t sliding_window = 0;  ///< keys per sliding layer (0 = none)
+  /// Tokens as vLLM logs the cache size: blocks per group x block_size.
+  std::int64_t max_tokens() const { return num_gpu_blocks / (kv_groups_full + kv_groups_sliding) * block_size; }
   /// Empty when the deployment fits; otherwise a message naming what does not fit.
   std::string error;
 };
@@ -65,8 +73,8 @@ double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& eng
 /// Parameter bytes held by one GPU of the largest pipeline stage.
 double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param,
                              bool attention_only = false);
-/// Same with the engine's dtype: FP8 checkpoints quantise the linear layers but keep the embedding, the LM head
-/// (and norms) in 16 bits.
+/// Same with each module's weight format (weight_format.h): quantised linear layers and experts, the embedding and
+/// the LM head in 16 bits; for pre-quantised checkpoints the router and norms too, and the block scales counted.
 double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine,
                              bool attention_only = false);
 

@@ -120,6 +120,10 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   load_table(catalog, folder, "generation_attention.json", out.generation_attention, error);
   if (model.is_moe()) load_table(catalog, folder, "moe.json", out.moe, error);
   load_table(catalog, folder, "custom_allreduce.json", out.custom_allreduce, error);
+  if (model.has_sliding_window() && !model.is_mla()) {
+    load_table(catalog, folder, "context_attention_window.json", out.context_attention_window, error);
+    load_table(catalog, folder, "generation_attention_window.json", out.generation_attention_window, error);
+  }
   if (model.is_mla()) {
     load_table(catalog, folder, "mla_context.json", out.mla_context, error);
     load_table(catalog, folder, "mla_generation.json", out.mla_generation, error);
@@ -183,6 +187,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
                                const EngineOptions& engine, ProfileTables tables, EfficiencyCurves curves,
                                std::uint64_t seed)
     : m_(model),
+      formats_(servesim::weight_formats(model, engine.dtype)),
       g_(gpu),
       p_(par),
       e_(engine),
@@ -209,6 +214,12 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   layers_total_ = static_cast<double>(layers_per_stage_) * p_.pp;
   moe_layers_total_ = static_cast<double>(m_.moe_layers());
   dense_layers_total_ = static_cast<double>(m_.num_hidden_layers - m_.moe_layers());
+  full_layers_ = layers_total_;
+  if (m_.has_sliding_window() && !m_.is_mla()) {
+    // Sliding and full layers in the model's proportion (gpt-oss alternates them, so every stage has half).
+    sliding_layers_ = layers_total_ * static_cast<double>(m_.sliding_layers) / static_cast<double>(m_.num_hidden_layers);
+    full_layers_ = layers_total_ - sliding_layers_;
+  }
   const PriceSource fallback = curves_.ok ? PriceSource::kDatasheet : PriceSource::kRoofline;
   for (auto& s : source_) s = fallback;
   source_[static_cast<int>(OpFamily::kNorm)] = PriceSource::kRoofline;
@@ -220,6 +231,11 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   if (!m_.is_mla()) {
     build_attention(t_.context_attention, false, prefill_, prefill_scale_, prefill_approx_);
     build_attention(t_.generation_attention, true, decode_, decode_scale_, decode_approx_);
+    if (sliding_layers_ > 0) {
+      const int w = static_cast<int>(m_.sliding_window);
+      build_attention(t_.context_attention_window, false, prefill_win_, prefill_win_scale_, prefill_win_approx_, w);
+      build_attention(t_.generation_attention_window, true, decode_win_, decode_win_scale_, decode_win_approx_, w);
+    }
   } else {
     build_mla_attention();
   }
@@ -251,20 +267,24 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   source_[static_cast<int>(OpFamily::kAfTransfer)] = PriceSource::kRoofline;
 }
 
-TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double count, bool fp8) const {
+TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double count, WeightFormat f) const {
+  f = math_format(f);
   GemmUse g;
   g.count = count;
-  g.fp8 = fp8;
+  g.fp8 = is_fp8(f);
   g.table.n = n;
   g.table.k = k;
   if (t_.gemm.empty()) return g;
-  const OpGrid* grid = t_.gemm.find({fp8 ? "fp8" : "bfloat16"});
+  const OpGrid* grid = t_.gemm.find({gemm_table_dtype(f)});
   if (grid) g.table = make_gemm_curve(*grid, n, k);
   return g;
 }
 
 void TableCostModel::build_gemms() {
-  const bool fp8 = e_.dtype == "fp8";
+  // Each module on the grid of its weight format (weight_format.h): a pre-quantised checkpoint's own format, else
+  // the engine dtype's (online FP8 = per-tensor fp8 grid).
+  const WeightFormat fa = formats_.attention, fd = formats_.dense;
+  const WeightFormat bf16 = WeightFormat::kBf16;
   const double H = static_cast<double>(m_.hidden_size);
   layer_gemms_.clear();
   dense_gemms_.clear();
@@ -272,32 +292,32 @@ void TableCostModel::build_gemms() {
   if (m_.is_mla()) {
     const double q_n = m_.q_lora_rank > 0 ? static_cast<double>(m_.q_lora_rank)
                                           : heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.qk_rope_head_dim);
-    layer_gemms_.push_back(make_gemm(q_n + static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim), H, 1, fp8));
+    layer_gemms_.push_back(make_gemm(q_n + static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim), H, 1, fa));
     if (m_.q_lora_rank > 0)
       layer_gemms_.push_back(make_gemm(heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.qk_rope_head_dim),
-                                       static_cast<double>(m_.q_lora_rank), 1, fp8));
+                                       static_cast<double>(m_.q_lora_rank), 1, fa));
     layer_gemms_.push_back(make_gemm(heads_local_ * static_cast<double>(m_.qk_nope_head_dim + m_.v_head_dim),
-                                     static_cast<double>(m_.kv_lora_rank), 1, fp8));
-    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.v_head_dim), 1, fp8));
+                                     static_cast<double>(m_.kv_lora_rank), 1, fa));
+    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.v_head_dim), 1, fa));
   } else {
-    layer_gemms_.push_back(make_gemm((heads_local_ + 2 * kv_heads_local_) * static_cast<double>(m_.head_dim), H, 1, fp8));
-    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.head_dim), 1, fp8));
+    layer_gemms_.push_back(make_gemm((heads_local_ + 2 * kv_heads_local_) * static_cast<double>(m_.head_dim), H, 1, fa));
+    layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.head_dim), 1, fa));
   }
   if (dense_layers_total_ > 0) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
-    dense_gemms_.push_back(make_gemm(2 * inter, H, 1, fp8));
-    dense_gemms_.push_back(make_gemm(H, inter, 1, fp8));
+    dense_gemms_.push_back(make_gemm(2 * inter, H, 1, fd));
+    dense_gemms_.push_back(make_gemm(H, inter, 1, fd));
   }
   if (m_.is_moe()) {
-    moe_gemms_.push_back(make_gemm(static_cast<double>(m_.num_experts), H, 1, false));  // router, kept in bf16
+    moe_gemms_.push_back(make_gemm(static_cast<double>(m_.num_experts), H, 1, bf16));  // router, kept in bf16
     if (m_.shared_expert_intermediate_size > 0) {
       const double sh = static_cast<double>(m_.shared_expert_intermediate_size) / p_.tp_ffn;
-      moe_gemms_.push_back(make_gemm(2 * sh, H, 1, fp8));
-      moe_gemms_.push_back(make_gemm(H, sh, 1, fp8));
+      moe_gemms_.push_back(make_gemm(2 * sh, H, 1, fd));
+      moe_gemms_.push_back(make_gemm(H, sh, 1, fd));
     }
   }
   // The LM head stays 16-bit in FP8 checkpoints.
-  lm_head_ = make_gemm(static_cast<double>(m_.vocab_size) / p_.tp_attn, H, 1, false);
+  lm_head_ = make_gemm(static_cast<double>(m_.vocab_size) / p_.tp_attn, H, 1, bf16);
   bool all = lm_head_.table.ok();
   for (const auto* v : {&layer_gemms_, &dense_gemms_, &moe_gemms_})
     for (const GemmUse& g : *v) all = all && g.table.ok();
@@ -315,20 +335,25 @@ std::string kv_dtype_name(const EngineOptions& e) {
 }  // namespace
 
 void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale,
-                                     bool& approx) {
+                                     bool& approx, int window) {
   if (t.empty()) return;
   const std::int64_t heads = static_cast<std::int64_t>(heads_local_ + 0.5);
   const std::int64_t kvh = static_cast<std::int64_t>(kv_heads_local_ + 0.5);
   const std::string kvd = kv_dtype_name(e_);
   const std::string hd = key_int(m_.head_dim);
+  // Window tables key their grids by the window too (a fifth field).
+  const std::size_t key_len = window > 0 ? 5 : 4;
+  std::vector<std::string> key = {kvd, hd, key_int(heads), key_int(kvh)};
+  if (window > 0) key.push_back(key_int(window));
   // Exact head configuration first; else the nearest one with the same head_dim, scaled by the head ratio.
-  const OpGrid* best = t.find({kvd, hd, key_int(heads), key_int(kvh)});
+  const OpGrid* best = t.find(key);
   approx = false;
   if (!best) {
     double best_score = 0;
     for (const std::string& dt : {kvd, std::string(kvd == "fp8" ? "bfloat16" : "fp8")}) {
       for (const OpGrid& g : t.grids) {
-        if (g.key.size() != 4 || g.key[0] != dt || g.key[1] != hd) continue;
+        if (g.key.size() != key_len || g.key[0] != dt || g.key[1] != hd) continue;
+        if (window > 0 && g.key[4] != key_int(window)) continue;
         const double gh = std::atof(g.key[2].c_str()), gk = std::atof(g.key[3].c_str());
         if (gh <= 0 || gk <= 0) continue;
         const double score =
@@ -348,14 +373,16 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
   geo.heads = std::atoi(best->key[2].c_str());
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  geo.window = window;
   head_scale = static_cast<double>(heads) / geo.heads;
   out.build(*best, decode, geo, /*choose=*/true);
 }
 
 void TableCostModel::build_mla_attention() {
   const int heads = static_cast<int>(heads_local_ + 0.5);
-  // DeepSeek-V3's released weights are 128x128 block-quantised FP8: the module's fp8_block GEMM variant.
-  const std::string gemm_type = e_.dtype == "fp8" ? "fp8_block" : "bfloat16";
+  // The module tables measure FP8 projections as block-quantised (fp8_block, DeepSeek-V3's released 128x128
+  // format) and bfloat16 ones: an FP8 checkpoint or online FP8 takes the fp8_block module.
+  const std::string gemm_type = is_fp8(math_format(formats_.attention)) ? "fp8_block" : "bfloat16";
   // Only module measurements price MLA. A100's older per-kernel tables (vllm_triton_mla) cost at least 241 us
   // (context) / 295 us (generation) per layer even for one head, one request and two keys, against 10.5 us for
   // A100's own FlashAttention decode: host time of an eager measurement, not kernel time, which a CUDA-graph step
@@ -395,14 +422,17 @@ void TableCostModel::build_moe() {
   // Per-rank terms from the datasheet (only their ratio enters the price).
   const double H = static_cast<double>(m_.hidden_size);
   const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
-  const double wbytes = e_.dtype == "fp8" ? 1.0 : 2.0;
-  const double peak = (e_.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
+  // The experts' weight format (weight_format.h): FP8 formats run FP8 tensor-core math; MXFP4 on a GPU without FP4
+  // tensor cores is weight-only (w4a16): 4.25-bit weights dequantised to 16-bit math.
+  const WeightFormat fe = math_format(formats_.experts);
+  const double wbytes = weight_format_bytes(formats_.experts, m_);
+  const double peak = (is_fp8(fe) && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
   moe_rank_.block_m = 64;
   moe_rank_.t0 = 0;
   moe_rank_.t_weight = 3.0 * H * inter * wbytes / (g_.hbm_tb_s * 1e12 * 0.8) * 1e6;
   moe_rank_.t_block = 2.0 * moe_rank_.block_m * 3.0 * H * inter / (peak * 0.7) * 1e6;
   if (t_.moe.empty()) return;
-  const std::string dt = e_.dtype == "fp8" ? "fp8" : "bfloat16";
+  const std::string dt = moe_table_dtype(fe);
   std::vector<std::string> key = {dt,
                                   key_int(m_.hidden_size),
                                   key_int(m_.moe_intermediate_size),
@@ -414,7 +444,7 @@ void TableCostModel::build_moe() {
   MoeRouting ref = MoeRouting::kBalanced;
   double alpha = 1.01;
   const OpGrid* g = t_.moe.find(key);
-  if (!g && dt == "fp8") {
+  if (!g && fe == WeightFormat::kFp8) {  // online FP8 on a shape measured block-scaled only
     key[0] = "fp8_block";
     g = t_.moe.find(key);
   }
@@ -425,12 +455,19 @@ void TableCostModel::build_moe() {
     ref = MoeRouting::kPowerLaw;
   }
   if (!g) return;
+  moe_dtype_ = g->key[0];
   if (moe_.build(*g, ref, alpha, moe_rank_, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok),
                  p_.ep_ffn))
     source_[static_cast<int>(OpFamily::kMoe)] = PriceSource::kTable;
 }
 
 // --------------------------------------------------------------------------------------------- predictors
+
+WeightFormat TableCostModel::math_format(WeightFormat f) const {
+  // A GPU without FP8 tensor cores (A100) runs an FP8 checkpoint weight-only (vLLM: FP8 Marlin, 16-bit math): the
+  // bf16 grids price it; its weights still take 1 byte (memory_model).
+  return is_fp8(f) && g_.fp8_tflops <= 0 ? WeightFormat::kBf16 : f;
+}
 
 void TableCostModel::count(OpFamily f, bool extrapolated) const {
   ++lookups_[static_cast<int>(f)];
@@ -466,7 +503,11 @@ double TableCostModel::projections_all_layers_us(double layers, double tokens, b
 }
 
 double TableCostModel::gemm_us(double m, double n, double k, bool fp8, bool* extrapolated) const {
-  return gemm_use_us(make_gemm(n, k, 1, fp8), m, extrapolated);
+  return gemm_use_us(make_gemm(n, k, 1, fp8 ? WeightFormat::kFp8 : WeightFormat::kBf16), m, extrapolated);
+}
+
+double TableCostModel::gemm_us(double m, double n, double k, WeightFormat f, bool* extrapolated) const {
+  return gemm_use_us(make_gemm(n, k, 1, f), m, extrapolated);
 }
 
 double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
@@ -502,6 +543,55 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;
   if (!curves_.ok) return roof;
   return roof * curves_.attn_decode.eval(std::max(sum, 1.0));
+}
+
+double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
+  if (chunks.empty()) return 0;
+  if (prefill_win_.ok()) {
+    bool ex = prefill_win_approx_;
+    const double v = prefill_win_.prefill_us(chunks, &ex);
+    if (v >= 0) {
+      if (extrapolated && ex) *extrapolated = true;
+      return v * prefill_win_scale_;
+    }
+  }
+  // No window grid: the full-attention predictor on the keys some row of each chunk sees (the window before the
+  // chunk and the chunk itself), flagged.
+  std::vector<PrefillChunk> capped(chunks);
+  const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
+  for (PrefillChunk& c : capped) c.context = std::min<std::int64_t>(c.context, c.q + std::max(0, w - 1));
+  if (extrapolated) *extrapolated = true;
+  return prefill_attention_us(capped, nullptr);
+}
+
+double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+  if (contexts.empty()) return 0;
+  if (decode_win_.ok()) {
+    bool ex = decode_win_approx_;
+    const double v = decode_win_.decode_us(contexts, &ex);
+    if (v >= 0) {
+      if (extrapolated && ex) *extrapolated = true;
+      return v * decode_win_scale_;
+    }
+  }
+  // No window grid: a decode step reads at most the window's keys.
+  std::vector<std::int32_t> capped(contexts);
+  const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
+  for (std::int32_t& c : capped) c = std::min(c, w);
+  if (extrapolated) *extrapolated = true;
+  return decode_attention_us(capped, nullptr);
+}
+
+double TableCostModel::prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
+  if (sliding_layers_ <= 0) return layers_total_ * prefill_attention_us(chunks, extrapolated);
+  return full_layers_ * prefill_attention_us(chunks, extrapolated) +
+         sliding_layers_ * prefill_window_attention_us(chunks, extrapolated);
+}
+
+double TableCostModel::decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+  if (sliding_layers_ <= 0) return layers_total_ * decode_attention_us(contexts, extrapolated);
+  return full_layers_ * decode_attention_us(contexts, extrapolated) +
+         sliding_layers_ * decode_window_attention_us(contexts, extrapolated);
 }
 
 double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
@@ -639,7 +729,6 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   auto fam = [&us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
   const std::int64_t T = s.num_tokens + s.padded_tokens;
   const double Td = static_cast<double>(T);
-  const double L = layers_total_;
   const double H = static_cast<double>(m_.hidden_size);
 
   // Token-only costs (GEMMs, elementwise, embedding, all-reduce), memoised per token count.
@@ -683,17 +772,17 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   }
   if (!s.prefills.empty()) {
     bool ex = false;
-    fam(OpFamily::kAttentionPrefill) = L * prefill_attention_us(s.prefills, &ex);
+    fam(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(s.prefills, &ex);
     count(OpFamily::kAttentionPrefill, ex);
   }
   if (s.num_decode > 0) {
     bool ex = false;
     if (!s.decode_contexts.empty()) {
-      fam(OpFamily::kAttentionDecode) = L * decode_attention_us(s.decode_contexts, &ex);
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex);
     } else {  // a shape built without per-request lengths: the mean length for every request
       std::vector<std::int32_t> ctx(static_cast<std::size_t>(s.num_decode),
                                     static_cast<std::int32_t>(s.decode_context_sum / std::max(1, s.num_decode)));
-      fam(OpFamily::kAttentionDecode) = L * decode_attention_us(ctx, &ex);
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex);
     }
     count(OpFamily::kAttentionDecode, ex);
   }
@@ -733,8 +822,8 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
       at(OpFamily::kLmHead) =
           gemm_use_us(lm_head_, static_cast<double>(std::max(1, g.num_sampled)), ex_at(OpFamily::kLmHead));
-      if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = L * prefill_attention_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
-      if (g.num_decode > 0) at(OpFamily::kAttentionDecode) = L * decode_attention_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode));
+      if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
+      if (g.num_decode > 0) at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode));
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
       at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce));
       double sum = 0;
@@ -872,6 +961,12 @@ std::string TableCostModel::describe() const {
     d += "; EP all-to-all from SGLang DeepEP tables " + t_.gpu + "/sglang (" + t_.deepep_normal.backend_version +
          ", normal mode [" + deepep_normal_.describe() + "] with prefill tokens, low-latency [" +
          deepep_ll_.describe() + "] without)";
+  if (sliding_layers_ > 0)
+    d += std::string("; sliding-window layers (window ") + key_int(m_.sliding_window) + ") from " +
+         (prefill_win_.ok() && decode_win_.ok() ? "the window tables" : "the full-attention tables on the window's keys");
+  if (formats_.from_checkpoint)
+    d += std::string("; checkpoint weights: attention ") + weight_format_name(formats_.attention) + ", experts " +
+         weight_format_name(formats_.experts) + (moe_dtype_.empty() ? "" : " (moe grid " + moe_dtype_ + ")");
   if (!rest.empty()) d += "; not in the tables: " + rest;
   d += "; cpu overhead calibrated (" + e_.backend + ")";
   return d;

@@ -35,6 +35,7 @@
 #include "core/sim/rng.h"
 #include "core/spec/deployment_spec.h"
 #include "core/spec/model_spec.h"
+#include "core/spec/weight_format.h"
 
 namespace servesim {
 
@@ -61,6 +62,8 @@ struct ProfileTables {
   OpTable gemm, context_attention, generation_attention, moe, custom_allreduce, nccl;
   OpTable mla_context, mla_generation;  ///< MLA module tables (loaded for MLA models only)
   OpTable deepep_ll, deepep_normal;     ///< SGLang DeepEP all-to-all (sglang backend, MoE models; H100-SXM only)
+  /// Sliding-window attention grids, key + window (loaded for models with sliding layers only).
+  OpTable context_attention_window, generation_attention_window;
   std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
 };
@@ -102,8 +105,21 @@ class TableCostModel : public CostModel {
 
   // Per-op predictors (us, one layer / one op), public for validation tools and tests.
   double gemm_us(double m, double n, double k, bool fp8, bool* extrapolated = nullptr) const;
+  /// The same on the grid of one weight format (bfloat16, fp8, fp8_block).
+  double gemm_us(double m, double n, double k, WeightFormat f, bool* extrapolated = nullptr) const;
+  /// The weight format of each module (checkpoint quantisation, else the engine dtype; weight_format.h).
+  const WeightFormats& weight_formats() const { return formats_; }
+  /// The moe.json "dtype" of the grid pricing the routed experts ("" when none).
+  const std::string& moe_grid_dtype() const { return moe_dtype_; }
   double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// One sliding-window layer (models with layer_types): the window grids through the windowed work model; without
+  /// a window grid, the full-attention predictor on the keys inside the window (flagged as extrapolated).
+  double prefill_window_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  double decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// Every attention layer of the stage: full layers plus sliding layers.
+  double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
   /// One attention layer's projections (qkv and o; MLA: q_a/kv_a, q_b, kv_b, o) at `tokens`, capped by the MLA
   /// module measurements where the role has them.
   double attention_projections_us(double tokens, bool* extrapolated = nullptr) const;
@@ -139,11 +155,14 @@ class TableCostModel : public CostModel {
     double count = 1; ///< per layer
     bool fp8 = false;
   };
-  GemmUse make_gemm(double n, double k, double count, bool fp8) const;
+  GemmUse make_gemm(double n, double k, double count, WeightFormat f) const;
+  /// The format whose kernels run `f` on this GPU (FP8 on a GPU without FP8 tensor cores: bf16 math).
+  WeightFormat math_format(WeightFormat f) const;
   double gemm_use_us(const GemmUse& g, double m, bool* extrap) const;
   double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
   void build_gemms();
-  void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx);
+  void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx,
+                       int window = 0);
   /// MLA models: attention core from the module tables minus the capped GEMM-table projections, or from the
   /// kernel tables as they are (mla_module_table.h).
   void build_mla_attention();
@@ -159,6 +178,8 @@ class TableCostModel : public CostModel {
   void count(OpFamily f, bool extrapolated) const;
 
   ModelSpec m_;
+  WeightFormats formats_;
+  std::string moe_dtype_;
   GpuSpec g_;
   Parallelism p_;
   EngineOptions e_;
@@ -174,6 +195,10 @@ class TableCostModel : public CostModel {
   AttentionPredictor prefill_, decode_;
   double prefill_scale_ = 1, decode_scale_ = 1;  // heads on this GPU / heads of the grid used
   bool prefill_approx_ = false, decode_approx_ = false;
+  AttentionPredictor prefill_win_, decode_win_;  // sliding-window layers (window grids)
+  double prefill_win_scale_ = 1, decode_win_scale_ = 1;
+  bool prefill_win_approx_ = false, decode_win_approx_ = false;
+  double full_layers_ = 1, sliding_layers_ = 0;  // attention layers of the stage-summed model, by kind
   MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined grids, module grids turned into attention-core grids
   MlaProjectionCap mla_cap_;                // MLA module tables: bound on the projections (empty otherwise)
   MoePredictor moe_;

@@ -27,6 +27,74 @@ double attention_params(const ModelSpec& m) {
   return q + kv + o;
 }
 
+// config.json "quantization_config": how the checkpoint stores its weights (weight_format.h applies it).
+void read_quantization(const Json& q, const std::string& path, ModelSpec& m, Errors& errors) {
+  ObjectReader r(q, path, errors);
+  if (!r.valid()) return;
+  r.allow_unknown();  // activation_scheme, fmt and the like do not change what the simulator prices
+  std::string method;
+  if (!r.get_string("quant_method", method, true, 64)) return;
+  if (method != "fp8" && method != "mxfp4") {
+    errors.add(r.path("quant_method"), "unsupported checkpoint quantisation \"" + method +
+                                           "\"; the simulator knows fp8 (FP8 weights, per-tensor or with "
+                                           "weight_block_size) and mxfp4 (MXFP4 expert weights)");
+    return;
+  }
+  m.quant_method = method;
+  std::vector<std::int64_t> block;
+  if (r.get_int_list("weight_block_size", block, 1, 4096, 2)) {
+    if (method != "fp8" || block.size() != 2) {
+      errors.add(r.path("weight_block_size"), method != "fp8" ? "applies to quant_method fp8 only"
+                                                              : "must be [n, k], two block dimensions");
+    } else {
+      m.quant_block_n = block[0];
+      m.quant_block_k = block[1];
+    }
+  }
+  if (const Json* skip = r.raw("modules_to_not_convert")) {
+    if (!skip->is_null()) {
+      if (!skip->is_array()) {
+        errors.add(r.path("modules_to_not_convert"), "must be an array of module names");
+      } else {
+        for (std::size_t i = 0; i < skip->size(); ++i) {
+          if (!(*skip)[i].is_string()) {
+            errors.add(r.path("modules_to_not_convert") + "/" + std::to_string(i), "must be a module name (a string)");
+            continue;
+          }
+          m.quant_not_converted.push_back((*skip)[i].get<std::string>());
+        }
+      }
+    }
+  }
+}
+
+// config.json "layer_types" (one entry per layer) and "sliding_window": layers attending to the last window keys.
+void read_layer_types(ObjectReader& r, ModelSpec& m, Errors& errors) {
+  const Json* types = r.raw("layer_types");
+  if (!types || types->is_null()) return;
+  if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m.num_hidden_layers) {
+    errors.add(r.path("layer_types"), "must be an array of num_hidden_layers (" + std::to_string(m.num_hidden_layers) +
+                                          ") entries, each \"full_attention\" or \"sliding_attention\"");
+    return;
+  }
+  std::int64_t sliding = 0;
+  for (std::size_t i = 0; i < types->size(); ++i) {
+    const Json& t = (*types)[i];
+    if (t.is_string() && t.get<std::string>() == "sliding_attention") {
+      ++sliding;
+    } else if (!t.is_string() || t.get<std::string>() != "full_attention") {
+      errors.add(r.path("layer_types") + "/" + std::to_string(i),
+                 "must be \"full_attention\" or \"sliding_attention\", got " + describe(t));
+    }
+  }
+  if (sliding == 0) return;
+  if (!r.get_int("sliding_window", m.sliding_window, 1, 1 << 24) || m.sliding_window <= 0) {
+    errors.add(r.path("sliding_window"), "is required when layer_types has sliding_attention layers (keys per window)");
+    return;
+  }
+  m.sliding_layers = sliding;
+}
+
 }  // namespace
 
 double ModelSpec::param_count() const {
@@ -81,6 +149,9 @@ void read_hf_config(const Json& config, const std::string& path, ModelSpec& m, E
   r.get_int("qk_rope_head_dim", m.qk_rope_head_dim, 0, 4096);
   r.get_int("qk_nope_head_dim", m.qk_nope_head_dim, 0, 4096);
   r.get_int("v_head_dim", m.v_head_dim, 0, 4096);
+  if (const Json* q = r.raw("quantization_config"); q && !q->is_null())
+    read_quantization(*q, r.path("quantization_config"), m, errors);
+  read_layer_types(r, m, errors);
   // Mixtral-style configs have no moe_intermediate_size: experts are intermediate_size wide.
   if (m.is_moe() && m.moe_intermediate_size == 0) m.moe_intermediate_size = m.intermediate_size;
   if (m.is_moe() && m.num_experts_per_tok == 0)
@@ -93,6 +164,9 @@ void read_hf_config(const Json& config, const std::string& path, ModelSpec& m, E
     errors.add(r.path("num_key_value_heads"), "must divide num_attention_heads (" +
                                                   std::to_string(m.num_attention_heads) + "), got " +
                                                   std::to_string(m.num_key_value_heads));
+  if (m.quant_method == "mxfp4" && !m.is_moe())
+    errors.add(r.path("quantization_config") + "/quant_method",
+               "mxfp4 quantises routed experts only; this model has none (num_local_experts / num_experts)");
   if (m.first_k_dense_replace > m.num_hidden_layers)
     errors.add(r.path("first_k_dense_replace"), "must not exceed num_hidden_layers");
   m.ignored_config_keys = r.unread_keys();

@@ -34,11 +34,22 @@ struct ModelSpec {
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t qk_nope_head_dim = 0;
   std::int64_t v_head_dim = 0;
+  // Checkpoint quantisation (config.json "quantization_config"); weight_format.h turns it into a format per module.
+  std::string quant_method;                  ///< "" = 16-bit checkpoint; "fp8"; "mxfp4"
+  std::int64_t quant_block_n = 0;            ///< fp8 weight_block_size [n, k]; 0 = per-tensor scales
+  std::int64_t quant_block_k = 0;
+  std::vector<std::string> quant_not_converted;  ///< modules_to_not_convert (kept 16-bit)
+  // Sliding-window attention (gpt-oss: layer_types alternating "sliding_attention" / "full_attention").
+  std::int64_t sliding_window = 0;           ///< keys a sliding layer attends to, the new token included (0 = none)
+  std::int64_t sliding_layers = 0;           ///< layers with the window (the others attend to every key)
   /// config.json keys present but not used by the simulator (reported, not silently dropped).
   std::vector<std::string> ignored_config_keys;
 
   bool is_moe() const { return num_experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
+  bool has_sliding_window() const { return sliding_window > 0 && sliding_layers > 0; }
+  /// Layers attending to every key.
+  std::int64_t full_attention_layers() const { return num_hidden_layers - (has_sliding_window() ? sliding_layers : 0); }
   /// Layers whose FFN is an MoE block.
   std::int64_t moe_layers() const { return is_moe() ? num_hidden_layers - first_k_dense_replace : 0; }
   /// Total parameter count (embeddings, attention, FFN or experts, norms, LM head).

@@ -61,6 +61,10 @@ void check_model_fits_roles(const Scenario& s, Errors& errors) {
                  "must be at least max_model_len (" + std::to_string(model_len) +
                      ") when enable_chunked_prefill is false (a whole prompt must fit one batch), got " +
                      std::to_string(e.max_num_batched_tokens));
+    if (e.dtype == "fp8" && m.quant_method == "mxfp4")
+      errors.add(rp + "/engine/dtype", "the model's checkpoint is MXFP4-quantised (config quantization_config); fp8 "
+                                       "would quantise it again, which vLLM refuses: use bfloat16 (the checkpoint's "
+                                       "format is used as it is)");
     if (e.dtype == "fp8" && role.gpu.fp8_tflops <= 0 && !role.gpu.name.empty())
       errors.add(rp + "/engine/dtype", "fp8 needs FP8 tensor cores; " + role.gpu.name + " has none (fp8_tflops is 0)");
   }
