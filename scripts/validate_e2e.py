@@ -230,6 +230,49 @@ def layout_unknown(rows):
         elif len(points[(r["backend"], r["model_path"], r["isl"], r["osl"], concurrency(r))]) > 1:
             out[r["id"]] = ("worker counts not recorded and the same recorded layout, isl, osl and concurrency carry "
                             "two different measurements (two configurations)")
+    out.update(agg_run_unknown(rows))
+    return out
+
+
+def agg_run_unknown(rows):
+    """Agg rows whose own measurements contradict the recorded run, by id -> reason.
+    - Attention-DP rows that repeat a DP-1 row: 13 of the 15 MiniMax-M2.5 rows recorded as TP 4 x DP 4, EP 16 (16
+      GPUs) measure what the TP 4, EP 4 rows (4 GPUs) at the same isl, osl and client count measure, TPOT within
+      1.4% and TTFT within 12%: two runs of one deployment, not a layout with 4x the GPUs.
+    - Rows whose decode is no slower than at a quarter of the clients or fewer: a step decoding N requests reads N
+      requests' KV and cannot be as fast as one decoding N/4, so the engine ran far fewer requests than it had
+      clients, under a running cap the row does not record (vLLM gpt-oss-120b at 512 clients: TPOT 3.6-26.9 ms
+      against 7.1-26.3 ms at 64 or fewer clients of the same layout, with TTFTs of 20-462 s)."""
+    agg = [r for r in rows if r["mode"] == "agg"]
+
+    def layout(r, dp=True):
+        return (r["backend"], r["model_path"], r["tp_size"], r["attention_dp_size"] if dp else "", r["isl"], r["osl"])
+    dp1 = {}
+    for r in agg:
+        if num(r["attention_dp_size"], 1) <= 1:
+            dp1.setdefault(layout(r, False) + (concurrency(r),), []).append(r)
+    same = {}
+    for r in agg:
+        same.setdefault(layout(r), []).append(r)
+    out = {}
+    for r in agg:
+        tpot, ttft, c = float(r["silicon_tpot_ms"]), float(r["silicon_ttft_ms"]), concurrency(r)
+        if num(r["attention_dp_size"], 1) > 1:
+            for o in dp1.get(layout(r, False) + (c,), []):
+                if (abs(float(o["silicon_tpot_ms"]) / tpot - 1) <= 0.02
+                        and abs(float(o["silicon_ttft_ms"]) / ttft - 1) <= 0.15):
+                    out[r["id"]] = ("attention-DP layout recorded, but the measurement repeats the DP-1 row of the "
+                                    "same isl, osl and client count (TPOT within 2%, TTFT within 15%) on a quarter "
+                                    "of the GPUs")
+                    break
+        if r["id"] in out:
+            continue
+        for o in same[layout(r)]:
+            if 4 * concurrency(o) <= c and 1.05 * float(o["silicon_tpot_ms"]) >= tpot:
+                out[r["id"]] = ("the engine's running cap is not recorded and the measurement shows one: TPOT at "
+                                "this client count is no more than 5% above the same layout's at a quarter of the "
+                                "clients or fewer")
+                break
     return out
 
 

@@ -36,12 +36,24 @@ TEST_CASE("MiniMax-M2.5's block-FP8 checkpoint prices its projections and expert
   CHECK(tm->moe_grid_dtype() == "fp8_block");
   CHECK(c->source(OpFamily::kMoe) == PriceSource::kTable);
   CHECK(c->source(OpFamily::kGemm) == PriceSource::kTable);
-  // One layer's projections at TP 4 (12 q / 2 kv heads of 128 per GPU): qkv and o on the fp8_block grid.
+  // One layer's projections at TP 4 (12 q / 2 kv heads of 128 per GPU): qkv and o. On vLLM's tables block-FP8
+  // GEMMs are read from the per-tensor fp8 grid (vLLM's fp8_block grid carries a per-call floor, see make_gemm).
   const double H = 3072, qkv = (12 + 2 * 2) * 128.0, o_in = 12 * 128.0;
   for (double m : {8.0, 512.0}) {
     const double want = tm->gemm_us(m, qkv, H, WeightFormat::kFp8Block) + tm->gemm_us(m, H, o_in, WeightFormat::kFp8Block);
     CHECK(tm->attention_projections_us(m) == Approx(want).epsilon(1e-12));
-    CHECK(want != Approx(tm->gemm_us(m, qkv, H, WeightFormat::kFp8) + tm->gemm_us(m, H, o_in, WeightFormat::kFp8)));
+    CHECK(want == Approx(tm->gemm_us(m, qkv, H, WeightFormat::kFp8) + tm->gemm_us(m, H, o_in, WeightFormat::kFp8)));
+  }
+  // TensorRT-LLM's fp8_block grid is kernel time: there the block-FP8 projections use it.
+  EngineOptions trt;
+  trt.backend = "trtllm";
+  auto ct = model("MiniMax-M2.5", 4, 4, trt);
+  auto* tt = dynamic_cast<TableCostModel*>(ct.get());
+  REQUIRE(tt != nullptr);
+  for (double m : {8.0, 512.0}) {
+    const double block = tt->gemm_us(m, qkv, H, WeightFormat::kFp8Block) + tt->gemm_us(m, H, o_in, WeightFormat::kFp8Block);
+    CHECK(tt->attention_projections_us(m) == Approx(block).epsilon(1e-12));
+    CHECK(block != Approx(tt->gemm_us(m, qkv, H, WeightFormat::kFp8) + tt->gemm_us(m, H, o_in, WeightFormat::kFp8)));
   }
   CHECK_THAT(c->describe(), Catch::Contains("checkpoint weights: attention fp8_block, experts fp8_block"));
 }

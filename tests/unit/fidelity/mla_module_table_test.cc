@@ -113,10 +113,11 @@ TEST_CASE("a uniform MLA batch costs exactly the module measurement at grid poin
   const double core = tm->prefill_attention_us(chunks, &ex);
   CHECK_FALSE(ex);
   CHECK(core + tm->attention_projections_us(2048) == Approx(module).epsilon(1e-9));
-  // vLLM's fp8_block GEMM table (block-scaled kernels timed alone) puts the four projections of a small decode
-  // batch above the whole measured module, so the cap binds there.
-  CHECK(projections_us(*tm, 8) > cell(*g, 8, 4096));
-  CHECK(tm->attention_projections_us(8) < cell(*g, 8, 4096));
+  // vLLM's fp8_block GEMM grid would put the four projections of a small decode batch above the whole measured
+  // module (its per-call floor, see make_gemm); priced on the per-tensor fp8 grid they fit inside it and the cap
+  // does not bind.
+  CHECK(projections_us(*tm, 8) < cell(*g, 8, 4096));
+  CHECK(tm->attention_projections_us(8) == Approx(projections_us(*tm, 8)).epsilon(1e-12));
 }
 
 TEST_CASE("MLA decode cost grows with context and batch", "[fidelity][mla]") {
