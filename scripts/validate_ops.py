@@ -136,8 +136,8 @@ def main():
              "batch size (MLA: the DeepSeek-V3 module tables, predicted as the simulator does: module minus "
              "GEMM-table projections capped by the modules of both phases, through the work model, plus the capped "
              "projections; A100: its per-kernel MLA tables through the work model, validated but not used for pricing, see the A100 MLA note); MoE every third interior "
-             "token count; collectives every other message size; SGLang DeepEP (H100-SXM/sglang: the tables SGLang roles "
-             "price their EP dispatch/combine with) every other interior token count per rank. Absolute "
+             "token count; collectives every other message size; SGLang DeepEP (H100-SXM/sglang: the tables SGLang roles with "
+             "moe_a2a_backend deepep price their EP dispatch/combine with) every other interior token count per rank. Absolute "
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%." % today, ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max |", "|---|---|---|---|---|---|"]
     for rep in results:
