@@ -61,7 +61,7 @@ TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
   // When such a change is intended, rerun this test and update the value in the same commit, saying why.
   const std::string text = test::run_scenario_text(test::small_scenario().dump());
   INFO("result hash is " << fnv1a64(text));
-  CHECK(fnv1a64(text) == 0x8146f48d0f257027ULL);  // 9315401765944127527 (re-pinned: affine GEMM interpolation, MLA projection cap, vLLM host constants refitted, validation.json re-measured)
+  CHECK(fnv1a64(text) == 0x36ac7e14b40384e0ULL);  // 3939662401426916576 (re-pinned: the quoted measured error of validation.json, re-measured with the MiniMax-M2.5 / gpt-oss-120b rows; prices unchanged)
 }
 
 TEST_CASE("cancel mid-run reports status cancelled with the unfinished requests failed", "[api][session]") {
