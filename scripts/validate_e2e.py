@@ -90,7 +90,8 @@ MOE_MODELS = ("Qwen3-235B-A22B", "DeepSeek-V3", "MiniMax-M2.5", "gpt-oss-120b")
 CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
-# Gate for --check: the recorded medians may not grow by more than this (percentage points).
+# Gate for --check: the recorded medians, of each gated group and of each model in it, may not grow by more than
+# this (percentage points).
 CHECK_MARGIN_PP = 1.0
 # Groups --check replays and gates against their recorded figures.
 CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang agg", "sglang disagg")
@@ -606,6 +607,15 @@ def main():
                                                                          CHECK_MARGIN_PP))
             if got.get("n", 0) < rec["n"]:
                 bad.append("%s: only %d of %d rows replayed" % (name, got.get("n", 0), rec["n"]))
+            # Each model of the group on its own, so that a large group cannot hide one model's regression.
+            got_models = dict(per_model)
+            by_model = json.load(open(path)).get("e2e", {}).get(name, {}).get("by_model", {})
+            for model, mrec in sorted(by_model.items()):
+                mgot = got_models.get("%s %s" % (name, model), {"n": 0})
+                for k in ("ttft_median_abs_pct", "tpot_median_abs_pct"):
+                    if mgot.get(k, 1e9) > mrec[k] + CHECK_MARGIN_PP:
+                        bad.append("%s %s %s %.1f%% > recorded %.1f%% + %.1f" % (
+                            name, model, k, mgot.get(k, -1), mrec[k], CHECK_MARGIN_PP))
             if got.get("n"):
                 done.append("%s: TTFT median |err| %.1f%%, TPOT %.1f%% (recorded %.1f%%, %.1f%%; %d rows)" % (
                     name, got["ttft_median_abs_pct"], got["tpot_median_abs_pct"], rec["ttft_median_abs_pct"],
@@ -661,6 +671,8 @@ def main():
                          "date": datetime.date.today().isoformat()}
                 if b in calib and mode == "agg":
                     entry["calibration"] = calib[b]
+                prefix = "%s %s " % (b, mode)
+                entry["by_model"] = {n[len(prefix):]: ms for n, ms in per_model if n.startswith(prefix) and ms.get("n")}
                 update_validation_json("trtllm" if b == "trtllm" else "vllm", "%s %s" % (b, mode), entry)
     for name, s in groups + per_model:
         if s.get("n"):
