@@ -50,29 +50,11 @@ const char* gemm_table_dtype(WeightFormat f) {
 }
 
 const char* moe_table_dtype(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kFp8:
-      return "fp8";
-    case WeightFormat::kFp8Block:
-      return "fp8_block";
-    case WeightFormat::kMxfp4:
-      return "w4a16_mxfp4";
-    default:
-      return "bfloat16";
-  }
+  return f == WeightFormat::kMxfp4 ? "w4a16_mxfp4" : gemm_table_dtype(f);  // MXFP4 experts run weight-only
 }
 
 const char* weight_format_name(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kFp8:
-      return "fp8";
-    case WeightFormat::kFp8Block:
-      return "fp8_block";
-    case WeightFormat::kMxfp4:
-      return "mxfp4";
-    default:
-      return "bfloat16";
-  }
+  return f == WeightFormat::kMxfp4 ? "mxfp4" : gemm_table_dtype(f);
 }
 
 }  // namespace servesim
