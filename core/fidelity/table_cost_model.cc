@@ -518,17 +518,29 @@ double TableCostModel::gemm_us(double m, double n, double k, WeightFormat f, boo
   return gemm_use_us(make_gemm(n, k, 1, f), m, extrapolated);
 }
 
+namespace {
+
+// An attention predictor's price when it has one (read returns < 0 where it cannot price the batch): its value
+// times the table's scale, the predictor's approximation flag passed on.
+template <class Read>
+bool from_grid(bool ok, bool approx, double scale, bool* extrapolated, Read read, double& out) {
+  if (!ok) return false;
+  bool ex = approx;
+  const double v = read(&ex);
+  if (v < 0) return false;
+  if (extrapolated && ex) *extrapolated = true;
+  out = v * scale;
+  return true;
+}
+
+}  // namespace
+
 double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty()) return 0;
   double v = -1;
-  if (prefill_.ok()) {
-    bool ex = prefill_approx_;
-    v = prefill_.prefill_us(chunks, &ex);
-    if (v >= 0) {
-      if (extrapolated && ex) *extrapolated = true;
-      return v * prefill_scale_;
-    }
-  }
+  if (from_grid(prefill_.ok(), prefill_approx_, prefill_scale_, extrapolated,
+                [&](bool* ex) { return prefill_.prefill_us(chunks, ex); }, v))
+    return v;
   const double roof = roofline_.prefill_attention_ns(chunks) / 1e3;
   if (!curves_.ok) return roof;
   double tokens = 0;
@@ -538,14 +550,10 @@ double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chu
 
 double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
   if (contexts.empty()) return 0;
-  if (decode_.ok()) {
-    bool ex = decode_approx_;
-    const double v = decode_.decode_us(contexts, &ex);
-    if (v >= 0) {
-      if (extrapolated && ex) *extrapolated = true;
-      return v * decode_scale_;
-    }
-  }
+  double v = -1;
+  if (from_grid(decode_.ok(), decode_approx_, decode_scale_, extrapolated,
+                [&](bool* ex) { return decode_.decode_us(contexts, ex); }, v))
+    return v;
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;
@@ -555,14 +563,10 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
 
 double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty()) return 0;
-  if (prefill_win_.ok()) {
-    bool ex = prefill_win_approx_;
-    const double v = prefill_win_.prefill_us(chunks, &ex);
-    if (v >= 0) {
-      if (extrapolated && ex) *extrapolated = true;
-      return v * prefill_win_scale_;
-    }
-  }
+  double v = -1;
+  if (from_grid(prefill_win_.ok(), prefill_win_approx_, prefill_win_scale_, extrapolated,
+                [&](bool* ex) { return prefill_win_.prefill_us(chunks, ex); }, v))
+    return v;
   // No window grid: the full-attention predictor on the keys some row of each chunk sees (the window before the
   // chunk and the chunk itself), flagged.
   std::vector<PrefillChunk> capped(chunks);
@@ -574,14 +578,10 @@ double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChun
 
 double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
   if (contexts.empty()) return 0;
-  if (decode_win_.ok()) {
-    bool ex = decode_win_approx_;
-    const double v = decode_win_.decode_us(contexts, &ex);
-    if (v >= 0) {
-      if (extrapolated && ex) *extrapolated = true;
-      return v * decode_win_scale_;
-    }
-  }
+  double v = -1;
+  if (from_grid(decode_win_.ok(), decode_win_approx_, decode_win_scale_, extrapolated,
+                [&](bool* ex) { return decode_win_.decode_us(contexts, ex); }, v))
+    return v;
   // No window grid: a decode step reads at most the window's keys.
   std::vector<std::int32_t> capped(contexts);
   const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
