@@ -27,7 +27,8 @@ wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what
 together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
 max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size) and SGLang agg rows use the `sglang`
-scheduler (prefill-first, decodes paused while prompts wait). Compared: mean TTFT and mean TPOT.
+scheduler (prefill-first, decodes paused while prompts wait). vLLM's async scheduling follows the recorded
+version's default (ASYNC_SCHEDULING_SINCE). Compared: mean TTFT and mean TPOT.
 
 Disaggregated rows become P/D scenarios: prefill_num_workers replicas of role P with the prefill_* parallelism,
 decode_num_workers replicas of role D with the decode_* parallelism, the KV cache moved over NVLink when all the
@@ -137,6 +138,18 @@ REQUESTS_PER_CLIENT = 10
 # Held-out splits for backends whose agg rows cover one model only (a split by model is impossible): a physical
 # axis the host constants should not depend on. (column, held-out values)
 SPLITS = {"sglang": [("tp_size", ("8",)), ("isl", ("4096",))]}
+
+
+# vLLM's async scheduling (host work of step n+1 overlapping the GPU's step n) as each row's engine ran it. vLLM
+# 0.11's SchedulerConfig had async_scheduling = False; later versions leave it unset and VllmConfig resolves it to
+# on (the image the MiniMax-M2.5 and gpt-oss-120b rows record is v0.18.0). The Qwen3-32B rows (0.12.0) and the
+# Llama-3.1-70B rows (no version recorded) are replayed synchronous, as the host constants were fitted on them.
+ASYNC_SCHEDULING_SINCE = (0, 13)
+
+
+def async_scheduling(r):
+    v = re.match(r"(\d+)\.(\d+)", r["backend_version"] or "")
+    return bool(v) and (int(v.group(1)), int(v.group(2))) >= ASYNC_SCHEDULING_SINCE
 
 
 def num(s, default=0):
@@ -283,6 +296,8 @@ def scenario(r, parts, host):
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
     if parts["kv_fp8"]:
         engine["kv_cache_dtype"] = "fp8"
+    if r["backend"] == "vllm":
+        engine["async_scheduling"] = async_scheduling(r)
     if r["mode"] == "agg" and r["backend"] in SCHEDULER:
         engine["scheduler"] = SCHEDULER[r["backend"]]
     if host:

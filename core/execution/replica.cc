@@ -39,11 +39,16 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
   slots_.resize(static_cast<std::size_t>(stages_));
   stage_free_.assign(static_cast<std::size_t>(stages_), 0);
   host_overlap_ = engine.host.overlaps_pipeline && stages_ > 1;
+  async_admission_ = async_scheduling_on(engine, stages_);
 }
 
 void Replica::enqueue(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->prompt_tokens) + r->output_tokens;
+  if (async_admission_ && in_flight_ > 0) {
+    held_.push_back(r);
+    return;
+  }
   scheduler_->add(r);
   if (can_start() && !start_pending_) {
     start_pending_ = true;
@@ -54,8 +59,19 @@ void Replica::enqueue(Simulator& sim, Request* r) {
 void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->output_tokens) - r->generated;
+  if (async_admission_ && in_flight_ > 0) {
+    held_.push_back(r);
+    return;
+  }
   scheduler_->add(r);
   kick(sim);
+}
+
+void Replica::release_held(Simulator& sim) {
+  if (held_.empty()) return;
+  for (Request* r : held_) scheduler_->add(r);
+  held_.clear();
+  kick(sim);  // an idle replica schedules them at once; a busy one forms them into its next batch
 }
 
 void Replica::kick(Simulator& sim) {
@@ -173,6 +189,8 @@ void Replica::stage_end(Simulator& sim, int slot, int stage) {
     if (stage == 0) stage0_busy_ = false;
   }
   if (can_start() && !start_pending_ && scheduler_->has_work()) start_iteration(sim);
+  // The batch just formed is the one vLLM scheduled when this batch launched: later arrivals join the one after.
+  if (stage + 1 == stages_) release_held(sim);
 }
 
 void Replica::finish_iteration(Simulator& sim, InFlight& f) {

@@ -87,6 +87,8 @@ class Replica : public EventHandler {
   void begin_stage0(Simulator& sim, int slot, SimTime ready);
   void finish_iteration(Simulator& sim, InFlight& f);
   static void build_shape(Batch& batch);
+  /// Async scheduling: hands the requests that arrived while a batch was in flight to the scheduler.
+  void release_held(Simulator& sim);
 
   int index_;
   int role_index_;
@@ -106,6 +108,11 @@ class Replica : public EventHandler {
   bool start_pending_ = false;
   bool handoff_after_prefill_ = false;
   bool may_wait_for_transfers_ = false;
+  /// vLLM async scheduling: the next batch is formed when the current one launches, so a request arriving while a
+  /// batch is in flight joins the batch after the next one (held here until then; counted as outstanding, not yet
+  /// as waiting).
+  bool async_admission_ = false;
+  std::vector<Request*> held_;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime busy_ns_ = 0;

@@ -12,6 +12,7 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
                                      const EngineOptions& engine, RooflineConstants k)
     : m_(model), g_(gpu), p_(par), k_(k) {
   w_bytes_ = dtype_bytes(engine.dtype);
+  async_host_ = async_scheduling_on(engine, p_.pp);
   kv_bytes_ = engine.kv_cache_dtype == "auto" ? w_bytes_ : dtype_bytes(engine.kv_cache_dtype);
   if (engine.dtype == "fp8") kv_bytes_ = engine.kv_cache_dtype == "auto" ? 2.0 : kv_bytes_;  // FP8 weights keep a 16-bit cache by default
   peak_flops_ = (engine.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
@@ -142,6 +143,8 @@ double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns, double
     const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
     if (launch_ns > gpu_ns) launch_wait_ns = launch_ns - gpu_ns;
   }
+  // Async scheduling: this step's host work ran while the GPU ran the previous step.
+  if (async_host_) cpu_ns = std::max(0.0, cpu_ns - gpu_ns - launch_wait_ns);
   return cpu_ns + launch_wait_ns;
 }
 

@@ -33,6 +33,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_enum("dtype", o.dtype, {"bfloat16", "float16", "fp8"});
   r.get_enum("kv_cache_dtype", o.kv_cache_dtype, {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"});
   r.get_bool("enforce_eager", o.enforce_eager);
+  if (r.raw("async_scheduling")) {
+    bool on = false;
+    if (r.get_bool("async_scheduling", on)) o.async_scheduling = on;
+  }
   r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
   r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});
@@ -41,6 +45,9 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   if (o.moe_a2a_backend == "deepep" && o.backend != "sglang" && r.valid())
     errors.add(r.path("moe_a2a_backend"), "\"deepep\" is measured for backend \"sglang\" only (SGLang's DeepEP "
                                               "tables), got backend \"" + o.backend + "\"");
+  if (o.async_scheduling && o.backend != "vllm" && r.valid())
+    errors.add(r.path("async_scheduling"), "is vLLM's option (backend \"vllm\"); backend \"" + o.backend +
+                                               "\" overlaps its host work by its calibrated host constants");
   if (const Json* h = r.raw("host")) {
     ObjectReader hr(*h, r.path("host"), errors);
     if (hr.valid()) {
@@ -55,6 +62,12 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
     errors.add(r.path("max_num_batched_tokens"),
                "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +
                    std::to_string(o.max_num_batched_tokens));
+}
+
+bool async_scheduling_on(const EngineOptions& o, int pp) {
+  if (o.backend != "vllm") return false;
+  if (o.async_scheduling) return *o.async_scheduling;
+  return pp <= 1;
 }
 
 }  // namespace servesim

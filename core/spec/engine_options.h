@@ -1,6 +1,7 @@
 #pragma once
 /// Serving-engine options in vLLM's spelling (SGLang equivalents noted per field).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct EngineOptions {
   std::string dtype = "bfloat16";            ///< weight/activation dtype ("fp8" = FP8 weights and GEMMs)
   std::string kv_cache_dtype = "auto";       ///< "auto" = dtype; "fp8" halves KV bytes
   bool enforce_eager = false;                ///< disable CUDA graphs
+  /// vLLM --async-scheduling / --no-async-scheduling: the host schedules and prepares step n+1 (and processes step
+  /// n-1's outputs) while the GPU runs step n, so a step exposes only the host time beyond its GPU time. Unset =
+  /// vLLM's own default (async_scheduling_on). vllm backend only: SGLang's overlap scheduler and TRT-LLM's executor
+  /// are in their calibrated host constants.
+  std::optional<bool> async_scheduling;
   std::vector<std::int64_t> cuda_graph_sizes;  ///< capture sizes; empty = vLLM's defaults
   std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
   std::string moe_routing = "uniform";       ///< token->expert assignment: uniform, balanced, power_law
@@ -45,6 +51,10 @@ struct EngineOptions {
 
 /// Reads fields present in `j` over `opts` (so a role's "engine" overrides the scenario's).
 void read_engine_options(const Json& j, const std::string& path, EngineOptions& opts, Errors& errors);
+
+/// Whether a role runs vLLM's async scheduling: the explicit option, else vLLM's default resolution (on unless
+/// pipeline parallel, as VllmConfig resolves an unset async_scheduling since vLLM made it the default).
+bool async_scheduling_on(const EngineOptions& o, int pp);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

@@ -101,6 +101,7 @@ export function fieldGroups(catalog) {
       {path: '/engine/dtype', label: 'dtype', kind: 'select', options: ['bfloat16', 'float16', 'fp8'], optional: true},
       {path: '/engine/kv_cache_dtype', label: 'kv_cache_dtype', kind: 'select', options: ['auto', 'bfloat16', 'float16', 'fp8', 'fp8_e4m3', 'fp8_e5m2'], optional: true},
       {path: '/engine/enforce_eager', label: 'enforce_eager', kind: 'bool', options: tri, optional: true},
+      {path: '/engine/async_scheduling', label: 'async_scheduling', kind: 'bool', options: tri, optional: true, hint: 'vllm only; default on unless pp > 1'},
     ]},
     {title: 'Workload', path: '/workload', fields: [
       {path: '/workload/num_requests', label: 'num_requests', kind: 'number'},

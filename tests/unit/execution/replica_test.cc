@@ -93,9 +93,10 @@ TEST_CASE("one request of prompt 100 and output 5 under a 64-token budget takes 
   CHECK(sim.now() == 6 * kNsPerMs);
 }
 
-TEST_CASE("a second request arriving mid-run joins the running batch at the next iteration",
+TEST_CASE("a second request arriving mid-run joins the running batch at the next iteration (synchronous scheduling)",
           "[execution][replica]") {
   EngineOptions e;
+  e.async_scheduling = false;
   e.max_num_batched_tokens = 64;
   e.enforce_eager = true;
   e.kv_watermark = 0.0;
@@ -123,4 +124,42 @@ TEST_CASE("a second request arriving mid-run joins the running batch at the next
   CHECK(rep.iterations() == 3);
   CHECK(rep.kv().used_blocks() == 0);
   CHECK(obs.finished == 2);
+}
+
+TEST_CASE("with async scheduling a request arriving mid-run joins the batch after the next one",
+          "[execution][replica]") {
+  // vLLM --async-scheduling: batch 2 was formed when batch 1 launched, so b (arriving during batch 1) waits for 3.
+  EngineOptions e;
+  e.async_scheduling = true;
+  e.max_num_batched_tokens = 64;
+  e.enforce_eager = true;
+  e.kv_watermark = 0.0;
+  FixedCost cost;
+  Recorder obs;
+  ClusterCounters counters;
+  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
+  Simulator sim;
+  Request a, b;
+  a.prompt_tokens = 10;
+  a.output_tokens = 3;
+  b.id = 1;
+  b.prompt_tokens = 20;
+  b.output_tokens = 2;
+  rep.enqueue(sim, &a);  // idle replica: scheduled at once
+  sim.run(1);
+  rep.enqueue(sim, &b);
+  CHECK(counters.waiting == 0);  // held, not yet seen by the scheduler
+  CHECK(rep.outstanding_tokens() == 10 + 3 + 20 + 2);
+  sim.run(1000);
+  // t=1: a's first token, batch 2 = a's decode alone; t=2: batch 3 = a's last decode + b's prompt.
+  CHECK(a.first_scheduled == 0);
+  CHECK(a.first_token == 1 * kNsPerMs);
+  CHECK(b.first_scheduled == 2 * kNsPerMs);
+  CHECK(b.first_token == 3 * kNsPerMs);
+  CHECK(a.finished == 3 * kNsPerMs);
+  CHECK(b.finished == 4 * kNsPerMs);
+  CHECK(rep.iterations() == 4);
+  CHECK(rep.kv().used_blocks() == 0);
+  CHECK(obs.finished == 2);
+  CHECK(sim.idle());
 }

@@ -98,7 +98,9 @@ TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fideli
   m.intermediate_size = 4096;
   m.vocab_size = 32000;
   m.max_position_embeddings = 4096;
-  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  EngineOptions sync;
+  sync.async_scheduling = false;
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), sync);
   BatchShape eager = decode_shape(1, 100);
   BatchShape graph = eager;
   graph.cuda_graph = true;
@@ -128,9 +130,39 @@ TEST_CASE("an 8B decode step at batch 1 on an H100 is within physical bounds", "
   CHECK(static_cast<double>(c.total) < 3 * weights_ns);
 }
 
+TEST_CASE("async scheduling exposes only the host time beyond the step's GPU time", "[fidelity][roofline]") {
+  const ModelSpec m = test::bundled_model("Llama-3.1-8B");
+  EngineOptions sync, async;
+  sync.async_scheduling = false;
+  async.async_scheduling = true;
+  RooflineCostModel cs(m, test::bundled_gpu("H100-SXM"), tp(1), sync), ca(m, test::bundled_gpu("H100-SXM"), tp(1), async);
+  RooflineCostModel unset(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  for (const BatchShape& s : {decode_shape(4, 100), prefill_shape(1000)}) {
+    BatchShape g = s;
+    g.cuda_graph = true;
+    const BatchCost a = ca.price(g), b = cs.price(g);
+    const SimTime gpu = b.total - fam(b, OpFamily::kOverhead);
+    const SimTime host = fam(b, OpFamily::kOverhead);
+    CHECK(host > 0);
+    CHECK(a.total - fam(a, OpFamily::kOverhead) == gpu);  // the kernels do not change
+    CHECK(fam(a, OpFamily::kOverhead) == std::max<SimTime>(0, host - gpu));
+    CHECK(unset.price(g).total == a.total);  // vLLM's default resolution: on
+  }
+  // vLLM resolves an unset option to off with pipeline parallelism; other backends have no such option.
+  Parallelism pp2 = tp(1);
+  pp2.pp = 2;
+  CHECK_FALSE(async_scheduling_on(EngineOptions{}, pp2.pp));
+  CHECK(async_scheduling_on(async, pp2.pp));
+  EngineOptions sg;
+  sg.backend = "sglang";
+  CHECK_FALSE(async_scheduling_on(sg, 1));
+}
+
 TEST_CASE("price attributes time to op families and the total is their sum", "[fidelity][roofline]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
-  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  EngineOptions sync;
+  sync.async_scheduling = false;  // synchronous: every step exposes its host time
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), sync);
   BatchShape mixed = decode_shape(16, 2000);
   mixed.prefills.push_back({512, 1024});
   mixed.num_tokens += 512;

@@ -112,3 +112,31 @@ TEST_CASE("moe_a2a_backend follows SGLang: none by default, deepep only for the 
   CHECK_FALSE(be.ok());
   CHECK(be.joined().find("moe_a2a_backend") != std::string::npos);
 }
+
+TEST_CASE("async_scheduling is vLLM's tri-state option: unset, true or false; other backends reject it",
+          "[spec][engine_options]") {
+  CHECK_FALSE(EngineOptions{}.async_scheduling.has_value());
+  for (bool on : {true, false}) {
+    EngineOptions o;
+    Errors e;
+    read_engine_options({{"async_scheduling", on}}, "/engine", o, e);
+    INFO(e.joined());
+    CHECK(e.ok());
+    REQUIRE(o.async_scheduling.has_value());
+    CHECK(*o.async_scheduling == on);
+    CHECK(async_scheduling_on(o, 1) == on);
+  }
+  for (const char* backend : {"sglang", "trtllm"}) {
+    EngineOptions v;
+    Errors ve;
+    read_engine_options({{"backend", backend}, {"async_scheduling", true}}, "/engine", v, ve);
+    CHECK_FALSE(ve.ok());
+    CHECK(ve.joined().find("/engine/async_scheduling") != std::string::npos);
+  }
+  EngineOptions n;
+  Errors ne;
+  read_engine_options({{"async_scheduling", "yes"}}, "/engine", n, ne);
+  CHECK_FALSE(ne.ok());
+  CHECK(ne.joined().find("/engine/async_scheduling") != std::string::npos);
+  CHECK_FALSE(n.async_scheduling.has_value());
+}
