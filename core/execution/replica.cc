@@ -45,22 +45,18 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
 void Replica::enqueue(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->prompt_tokens) + r->output_tokens;
-  if (async_admission_ && in_flight_ > 0) {
-    held_.push_back(r);
-    return;
-  }
-  scheduler_->add(r);
-  if (can_start() && !start_pending_) {
-    start_pending_ = true;
-    sim.schedule(sim.now(), this, kStart);
-  }
+  admit(sim, r);
 }
 
 void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->output_tokens) - r->generated;
+  admit(sim, r);
+}
+
+void Replica::admit(Simulator& sim, Request* r) {
   if (async_admission_ && in_flight_ > 0) {
-    held_.push_back(r);
+    held_.push_back(r);  // the next batch was formed when the running one launched
     return;
   }
   scheduler_->add(r);

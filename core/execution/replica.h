@@ -87,6 +87,9 @@ class Replica : public EventHandler {
   void begin_stage0(Simulator& sim, int slot, SimTime ready);
   void finish_iteration(Simulator& sim, InFlight& f);
   static void build_shape(Batch& batch);
+  /// Hands a request to the scheduler and starts an iteration if idle; with async scheduling a request arriving
+  /// while a batch is in flight is held for the batch after the next.
+  void admit(Simulator& sim, Request* r);
   /// Async scheduling: hands the requests that arrived while a batch was in flight to the scheduler.
   void release_held(Simulator& sim);
 

@@ -1,5 +1,6 @@
 #pragma once
 /// The fidelity plane's interface: the time one iteration takes on one replica.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -66,6 +67,12 @@ struct FidelityReport {
   std::vector<std::string> families;  ///< op families with lookups, in OpFamily order
   std::vector<std::int64_t> lookups, extrapolated;  ///< per entry of `families`
 };
+
+/// Host time a step shows: all of it when the engine schedules synchronously; with vLLM's async scheduling only what
+/// exceeds the step's GPU time, as the host prepared this step while the GPU ran the previous one.
+inline double exposed_host_time(double host, double gpu, bool async_scheduling) {
+  return async_scheduling ? std::max(0.0, host - gpu) : host;
+}
 
 /// Prices iterations of one role's replicas (model x GPU x parallelism x engine).
 class CostModel {

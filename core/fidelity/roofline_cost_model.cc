@@ -137,15 +137,13 @@ double RooflineCostModel::overhead_ns(const BatchShape& s, double gpu_ns, double
   const double L = static_cast<double>(layers_per_stage_) * p_.pp;
   // Eager mode: the CPU launches every kernel; a GPU-light batch waits on the launches.
   // CUDA graphs replay the whole forward with one launch.
-  double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
-                  k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
+  const double cpu_ns = (k_.cpu_iteration_ms * 1e6) +
+                        k_.cpu_per_request_us * 1e3 * (s.num_decode + static_cast<double>(s.prefills.size()));
   if (!s.cuda_graph) {
     const double launch_ns = k_.cpu_launch_us * 1e3 * k_.kernels_per_layer * L;
     if (launch_ns > gpu_ns) launch_wait_ns = launch_ns - gpu_ns;
   }
-  // Async scheduling: this step's host work ran while the GPU ran the previous step.
-  if (async_host_) cpu_ns = std::max(0.0, cpu_ns - gpu_ns - launch_wait_ns);
-  return cpu_ns + launch_wait_ns;
+  return exposed_host_time(cpu_ns, gpu_ns + launch_wait_ns, async_host_) + launch_wait_ns;
 }
 
 BatchCost RooflineCostModel::price(const BatchShape& s) {

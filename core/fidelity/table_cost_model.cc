@@ -45,7 +45,8 @@ BackendConstants backend_constants(const std::string& backend) {
   } else {
     // vLLM. Fitted on the TPOT of all 138 vLLM agg rows (`validate_e2e.py --calibrate`):
     // 772.0 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
-    // GPU without async scheduling: those rows ran synchronously; engine.async_scheduling hides it under the GPU) and 44.4 us per scheduled request (bookkeeping, detokenisation, streaming).
+    // GPU: those rows ran synchronously; engine.async_scheduling hides it under the GPU) and 44.4 us per scheduled
+    // request (bookkeeping, detokenisation, streaming).
     // Held out by model: see the calibration table of docs/validation.md.
     k.cpu_iteration_us = 772.0;
     k.cpu_per_request_us = 44.4;
@@ -920,12 +921,10 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
     const double floor_us = L * launches * k_.launch_us;
     if (floor_us > gpu) launch_wait_us = floor_us - gpu;
   }
-  double host = k_.cpu_iteration_us + k_.cpu_per_request_us * (s.num_decode + static_cast<double>(s.prefills.size())) +
-                k_.cpu_per_token_us * static_cast<double>(s.num_tokens);
-  // vLLM async scheduling: the host scheduled and prepared this step (and processed the previous step's outputs)
-  // while the GPU ran the previous step, so only host time beyond the GPU's shows (steady state: max(GPU, host)).
-  if (async_host_) host = std::max(0.0, host - gpu - launch_wait_us);
-  const double overhead = launch_wait_us + host;
+  const double host = k_.cpu_iteration_us +
+                      k_.cpu_per_request_us * (s.num_decode + static_cast<double>(s.prefills.size())) +
+                      k_.cpu_per_token_us * static_cast<double>(s.num_tokens);
+  const double overhead = launch_wait_us + exposed_host_time(host, gpu + launch_wait_us, async_host_);
   fam(OpFamily::kOverhead) = overhead;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
     c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);

@@ -33,10 +33,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_enum("dtype", o.dtype, {"bfloat16", "float16", "fp8"});
   r.get_enum("kv_cache_dtype", o.kv_cache_dtype, {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"});
   r.get_bool("enforce_eager", o.enforce_eager);
-  if (r.raw("async_scheduling")) {
-    bool on = false;
-    if (r.get_bool("async_scheduling", on)) o.async_scheduling = on;
-  }
+  if (bool on = false; r.get_bool("async_scheduling", on)) o.async_scheduling = on;
   r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
   r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});

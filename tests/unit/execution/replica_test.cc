@@ -33,6 +33,37 @@ struct Recorder : ReplicaObserver {
   void on_finished(Simulator&, Request&) override { ++finished; }
 };
 
+/// Request a (prompt 10, output 3) starts on an idle replica whose iterations take 1 ms each; b (prompt 20, output
+/// 2) arrives while a's first iteration runs. The caller runs the simulation on.
+struct MidRunArrival {
+  EngineOptions e;
+  FixedCost cost;
+  Recorder obs;
+  ClusterCounters counters;
+  Simulator sim;
+  Request a, b;
+  Replica rep;
+  explicit MidRunArrival(bool async_scheduling)
+      : e(options(async_scheduling)), rep(0, 0, e, 100, &cost, &counters, &obs) {
+    a.prompt_tokens = 10;
+    a.output_tokens = 3;
+    b.id = 1;
+    b.prompt_tokens = 20;
+    b.output_tokens = 2;
+    rep.enqueue(sim, &a);  // idle replica: scheduled at once
+    sim.run(1);            // start event: iteration 1 (a's prompt) runs 0..1 ms
+    rep.enqueue(sim, &b);
+  }
+  static EngineOptions options(bool async_scheduling) {
+    EngineOptions o;
+    o.async_scheduling = async_scheduling;
+    o.max_num_batched_tokens = 64;
+    o.enforce_eager = true;
+    o.kv_watermark = 0.0;
+    return o;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("one request of prompt 100 and output 5 under a 64-token budget takes 2 prefill chunks then 4 decodes",
@@ -95,71 +126,35 @@ TEST_CASE("one request of prompt 100 and output 5 under a 64-token budget takes 
 
 TEST_CASE("a second request arriving mid-run joins the running batch at the next iteration (synchronous scheduling)",
           "[execution][replica]") {
-  EngineOptions e;
-  e.async_scheduling = false;
-  e.max_num_batched_tokens = 64;
-  e.enforce_eager = true;
-  e.kv_watermark = 0.0;
-  FixedCost cost;
-  Recorder obs;
-  ClusterCounters counters;
-  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
-  Simulator sim;
-  Request a, b;
-  a.prompt_tokens = 10;
-  a.output_tokens = 3;
-  b.id = 1;
-  b.prompt_tokens = 20;
-  b.output_tokens = 2;
-  rep.enqueue(sim, &a);
-  sim.run(1);  // start event: iteration 1 (a's prompt) runs 0..1 ms
-  rep.enqueue(sim, &b);  // arrives while busy at t=0: waits for the iteration to end
-  sim.run(1000);
+  MidRunArrival t(false);  // b arrives while busy at t=0: waits for the iteration to end
+  t.sim.run(1000);
   // t=1: a's first token; iteration 2 = a decode + b prompt; t=2: a token 2, b token 1; t=3: both finish.
-  CHECK(a.first_token == 1 * kNsPerMs);
-  CHECK(b.first_scheduled == 1 * kNsPerMs);
-  CHECK(b.first_token == 2 * kNsPerMs);
-  CHECK(a.finished == 3 * kNsPerMs);
-  CHECK(b.finished == 3 * kNsPerMs);
-  CHECK(rep.iterations() == 3);
-  CHECK(rep.kv().used_blocks() == 0);
-  CHECK(obs.finished == 2);
+  CHECK(t.a.first_token == 1 * kNsPerMs);
+  CHECK(t.b.first_scheduled == 1 * kNsPerMs);
+  CHECK(t.b.first_token == 2 * kNsPerMs);
+  CHECK(t.a.finished == 3 * kNsPerMs);
+  CHECK(t.b.finished == 3 * kNsPerMs);
+  CHECK(t.rep.iterations() == 3);
+  CHECK(t.rep.kv().used_blocks() == 0);
+  CHECK(t.obs.finished == 2);
 }
 
 TEST_CASE("with async scheduling a request arriving mid-run joins the batch after the next one",
           "[execution][replica]") {
   // vLLM --async-scheduling: batch 2 was formed when batch 1 launched, so b (arriving during batch 1) waits for 3.
-  EngineOptions e;
-  e.async_scheduling = true;
-  e.max_num_batched_tokens = 64;
-  e.enforce_eager = true;
-  e.kv_watermark = 0.0;
-  FixedCost cost;
-  Recorder obs;
-  ClusterCounters counters;
-  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
-  Simulator sim;
-  Request a, b;
-  a.prompt_tokens = 10;
-  a.output_tokens = 3;
-  b.id = 1;
-  b.prompt_tokens = 20;
-  b.output_tokens = 2;
-  rep.enqueue(sim, &a);  // idle replica: scheduled at once
-  sim.run(1);
-  rep.enqueue(sim, &b);
-  CHECK(counters.waiting == 0);  // held, not yet seen by the scheduler
-  CHECK(rep.outstanding_tokens() == 10 + 3 + 20 + 2);
-  sim.run(1000);
+  MidRunArrival t(true);
+  CHECK(t.counters.waiting == 0);  // held, not yet seen by the scheduler
+  CHECK(t.rep.outstanding_tokens() == 10 + 3 + 20 + 2);
+  t.sim.run(1000);
   // t=1: a's first token, batch 2 = a's decode alone; t=2: batch 3 = a's last decode + b's prompt.
-  CHECK(a.first_scheduled == 0);
-  CHECK(a.first_token == 1 * kNsPerMs);
-  CHECK(b.first_scheduled == 2 * kNsPerMs);
-  CHECK(b.first_token == 3 * kNsPerMs);
-  CHECK(a.finished == 3 * kNsPerMs);
-  CHECK(b.finished == 4 * kNsPerMs);
-  CHECK(rep.iterations() == 4);
-  CHECK(rep.kv().used_blocks() == 0);
-  CHECK(obs.finished == 2);
-  CHECK(sim.idle());
+  CHECK(t.a.first_scheduled == 0);
+  CHECK(t.a.first_token == 1 * kNsPerMs);
+  CHECK(t.b.first_scheduled == 2 * kNsPerMs);
+  CHECK(t.b.first_token == 3 * kNsPerMs);
+  CHECK(t.a.finished == 3 * kNsPerMs);
+  CHECK(t.b.finished == 4 * kNsPerMs);
+  CHECK(t.rep.iterations() == 4);
+  CHECK(t.rep.kv().used_blocks() == 0);
+  CHECK(t.obs.finished == 2);
+  CHECK(t.sim.idle());
 }
