@@ -89,7 +89,9 @@ function parallelismText(r) {
 function kvText(r) {
   const kv = r.kv_cache;
   if (!kv) return r.role === 'F' ? 'none (FFN only)' : 'none';
-  return `${fmt(kv.kv_cache_gib, 1)} GiB/GPU, ${fmtAuto(kv.kv_cache_tokens)} tokens (blocks of ${kv.block_size}); weights ${fmt(kv.weights_gib, 1)} GiB/GPU`;
+  const g = kv.kv_cache_groups;
+  const groups = g ? ` in ${g.full} full + ${g.sliding} sliding-window (${g.sliding_window}) groups` : '';
+  return `${fmt(kv.kv_cache_gib, 1)} GiB/GPU, ${fmtAuto(kv.kv_cache_tokens)} tokens (blocks of ${kv.block_size}${groups}); weights ${fmt(kv.weights_gib, 1)} GiB/GPU`;
 }
 
 /** The A <-> F path as the page ran it: the scenario's deployment.afd, with the core's defaults named as such. */

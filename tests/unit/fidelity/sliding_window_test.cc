@@ -159,3 +159,22 @@ TEST_CASE("the hybrid KV cache: sliding groups hold the window, so the same memo
   REQUIRE(plain.allocate(q, 4097, false));
   CHECK(q.num_blocks == 257);
 }
+
+TEST_CASE("the result names the hybrid KV-cache groups of a sliding-window model, and only of one",
+          "[fidelity][memory][window]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["workload"]["num_requests"] = 4;
+  const nlohmann::json plain = test::run_scenario(sc.dump());
+  CHECK_FALSE(plain["deployment"]["roles"][0]["kv_cache"].contains("kv_cache_groups"));
+  sc["model"] = "gpt-oss-120b";
+  sc["deployment"]["roles"][0]["tensor_parallel_size"] = 2;
+  const nlohmann::json r = test::run_scenario(sc.dump());
+  REQUIRE(r["summary"]["completed"] == 4);
+  const auto& kv = r["deployment"]["roles"][0]["kv_cache"];
+  REQUIRE(kv.contains("kv_cache_groups"));
+  CHECK(kv["kv_cache_groups"]["full"] == 1);
+  CHECK(kv["kv_cache_groups"]["sliding"] == 1);
+  CHECK(kv["kv_cache_groups"]["sliding_window"] == 128);
+  // vLLM's log line: blocks per group x block_size.
+  CHECK(kv["kv_cache_tokens"].get<std::int64_t>() == kv["num_gpu_blocks"].get<std::int64_t>() / 2 * 16);
+}
