@@ -21,7 +21,8 @@ Writes, for each GPU with measurements (H100-SXM, H200-SXM, A100-80G):
                                                       topk, experts[, sms]; tokens per rank), H100-SXM only
   profiles/<gpu>/nccl.json                            NCCL collectives by (op, dtype, gpus; elements)
   profiles/<gpu>/manifest.json                        source files (sha256, rows read, rows kept) and output sizes
-  profiles/datasheet/efficiency.json                  efficiency curves for GPUs without tables (fitted here)
+  profiles/datasheet/efficiency.json                  efficiency curves for GPUs without tables (fitted here),
+                                                      and the measured window/full prefill ratio
 The format is documented in profiles/README.md.
 """
 
@@ -543,14 +544,48 @@ def fit_curves(samples, gpus):
     return curves
 
 
+def window_ratio_curve(files, gpus):
+    """Sliding-window prefill against full attention, measured: for every vLLM window-grid cell with a full-grid
+    cell of the same head configuration, batch and prompt length (bf16 KV), window time / full time; the median
+    per prompt length over the window (x = isl / window; the measured lengths, so no bucketing)."""
+    by = {}
+    for gpu in gpus:
+        wtext, ftext = files.get("%s/vllm/context_attention_window.json" % gpu), files.get(
+            "%s/vllm/context_attention.json" % gpu)
+        if not wtext or not ftext:
+            continue
+        full = {tuple(t["key"]): t for t in json.loads(ftext)["tables"]}
+        for t in json.loads(wtext)["tables"]:
+            ft = full.get(tuple(t["key"][:4]))
+            if ft is None or t["key"][0] != "bfloat16":
+                continue
+            B, S = t["axes"]
+            FB, FS = ft["axes"]
+            for i, b_ in enumerate(B):
+                for j, s_ in enumerate(S):
+                    v = t["values"][i * len(S) + j]
+                    if v is None or b_ not in FB or s_ not in FS:
+                        continue
+                    fv = ft["values"][FB.index(b_) * len(FS) + FS.index(s_)]
+                    if fv is not None:
+                        by.setdefault(s_ / t["key"][4], []).append(v / fv)
+    xs = sorted(by)
+    return {"x": [float("%.4g" % x) for x in xs], "y": [float("%.4g" % median(by[x])) for x in xs]}
+
+
 def efficiency_doc(files):
     gpus = [g for g, _ in GPUS]
     samples = ratio_samples(files, gpus)
+    curves = fit_curves(samples, gpus)
+    curves["context_attention_window"] = window_ratio_curve(files, gpus)
     doc = {"format": "servesim-efficiency/1",
            "what": "measured / roofline time per op family (median per power-of-two size bucket) over the GPUs with "
                    "tables; the roofline is core/fidelity/roofline_cost_model.cc's (constants in 'roofline'). "
-                   "x: gemm = tokens m; attention = batch x length tokens; moe = tokens; all_reduce = bytes.",
-           "fitted_on": gpus, "roofline": ROOF, "curves": fit_curves(samples, gpus)}
+                   "x: gemm = tokens m; attention = batch x length tokens; moe = tokens; all_reduce = bytes. "
+                   "context_attention_window is not against the roofline: sliding-window prefill time / full-attention "
+                   "prefill time of the same batch (median), x = prompt length / window, for GPUs without window "
+                   "tables.",
+           "fitted_on": gpus, "roofline": ROOF, "curves": curves}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 

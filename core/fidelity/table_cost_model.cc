@@ -179,6 +179,7 @@ bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& ou
            curve("context_attention", out.attn_prefill) && curve("generation_attention", out.attn_decode) &&
            curve("all_reduce", out.all_reduce);
   curve("moe", out.moe);
+  curve("context_attention_window", out.attn_prefill_window);
   return out.ok;
 }
 
@@ -569,12 +570,24 @@ double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChun
   if (from_grid(prefill_win_.ok(), prefill_win_approx_, prefill_win_scale_, extrapolated,
                 [&](bool* ex) { return prefill_win_.prefill_us(chunks, ex); }, v))
     return v;
-  // No window grid: the full-attention predictor on the keys some row of each chunk sees (the window before the
-  // chunk and the chunk itself), flagged.
-  std::vector<PrefillChunk> capped(chunks);
-  const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
-  for (PrefillChunk& c : capped) c.context = std::min<std::int64_t>(c.context, c.q + std::max(0, w - 1));
   if (extrapolated) *extrapolated = true;
+  const std::int64_t w = m_.sliding_window;
+  if (!curves_.attn_prefill_window.empty()) {
+    // No window grid (A100, datasheet GPUs, windows no table measures): the uniform batch with the same windowed
+    // (query, key) pairs per request, priced as full attention on this GPU and scaled by the measured window / full
+    // ratio at its length (efficiency.json; at 8192 tokens over a 128 window, 0.18).
+    double pairs = 0;
+    for (const PrefillChunk& c : chunks)
+      pairs += uniform_pairs(w, static_cast<double>(c.context)) - uniform_pairs(w, static_cast<double>(c.context - c.q));
+    const double s = uniform_length_for_pairs(w, pairs / static_cast<double>(chunks.size()));
+    const auto len = static_cast<std::int32_t>(std::max(1.0, std::round(s)));
+    const std::vector<PrefillChunk> uniform(chunks.size(), PrefillChunk{len, len});
+    return prefill_attention_us(uniform, nullptr) * curves_.attn_prefill_window.eval(s / static_cast<double>(w));
+  }
+  // Without the ratio: the full-attention predictor on the keys some row of each chunk sees (the window before the
+  // chunk and the chunk itself), an overestimate for prompts far beyond the window.
+  std::vector<PrefillChunk> capped(chunks);
+  for (PrefillChunk& c : capped) c.context = std::min<std::int64_t>(c.context, c.q + std::max<std::int64_t>(0, w - 1));
   return prefill_attention_us(capped, nullptr);
 }
 

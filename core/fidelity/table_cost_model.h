@@ -85,6 +85,9 @@ struct EfficiencyCurves {
   LogCurve attn_prefill, attn_decode;  ///< x = tokens (prefill: b*isl; decode: b*kv_len)
   LogCurve moe;                   ///< x = tokens
   LogCurve all_reduce;            ///< x = bytes
+  /// Measured sliding-window prefill time over full-attention prefill time of the same uniform batch (vLLM,
+  /// H100/H200 window-128 grids), x = prompt length / window; empty when the file lacks it.
+  LogCurve attn_prefill_window;
   bool ok = false;
 };
 bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out);

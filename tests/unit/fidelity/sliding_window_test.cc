@@ -178,3 +178,43 @@ TEST_CASE("the result names the hybrid KV-cache groups of a sliding-window model
   // vLLM's log line: blocks per group x block_size.
   CHECK(kv["kv_cache_tokens"].get<std::int64_t>() == kv["num_gpu_blocks"].get<std::int64_t>() / 2 * 16);
 }
+
+TEST_CASE("without window grids a sliding prefill is full attention scaled by the measured window/full ratio",
+          "[fidelity][attention][window]") {
+  const ModelSpec m = test::bundled_model("gpt-oss-120b");
+  EfficiencyCurves curves;
+  REQUIRE(load_efficiency_curves(test::catalog(), curves));
+  REQUIRE_FALSE(curves.attn_prefill_window.empty());
+  // The ratio is measured: 1 up to the window, falling to about a tenth at 128 windows.
+  CHECK(curves.attn_prefill_window.eval(1.0) == Approx(1.0).epsilon(0.02));
+  CHECK(curves.attn_prefill_window.eval(64.0) < 0.25);
+  for (int tp : {1, 4, 8}) {
+    Parallelism p;
+    p.tp_attn = p.tp_ffn = tp;
+    ProfileTables t;
+    std::string err;
+    REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", m, t, err));
+    std::unique_ptr<CostModel> with_grid_holder;
+    TableCostModel* with_grid = gpt_oss(with_grid_holder, tp);
+    t.context_attention_window = OpTable();  // as on A100 and the datasheet GPUs
+    t.generation_attention_window = OpTable();
+    TableCostModel without(m, test::bundled_gpu("H100-SXM"), p, EngineOptions{}, t, curves, 1);
+    for (int q : {4096, 16384}) {
+      const std::vector<PrefillChunk> one(1, PrefillChunk{q, q});
+      bool ex = false;
+      const double fallback = without.prefill_window_attention_us(one, &ex);
+      CHECK(ex);
+      CHECK(fallback == Approx(without.prefill_attention_us(one) * curves.attn_prefill_window.eval(q / 128.0)));
+      // Against H100's measured window-128 kernel: within 12% here (the capped full-attention price was 2.7-11x).
+      INFO("tp " << tp << " q " << q);
+      CHECK(fallback == Approx(with_grid->prefill_window_attention_us(one)).epsilon(0.12));
+    }
+    // A chunk of a longer prompt is priced as the uniform prompt with as many windowed pairs per request.
+    const std::vector<PrefillChunk> chunk(1, PrefillChunk{2048, 6144});
+    const double s = uniform_length_for_pairs(128, uniform_pairs(128, 6144) - uniform_pairs(128, 4096));
+    const auto len = static_cast<std::int32_t>(std::round(s));
+    CHECK(without.prefill_window_attention_us(chunk) ==
+          Approx(without.prefill_attention_us(std::vector<PrefillChunk>(1, PrefillChunk{len, len})) *
+                 curves.attn_prefill_window.eval(s / 128.0)));
+  }
+}
