@@ -44,6 +44,12 @@ double RooflineCostModel::gemm_ns(double m, double n, double k) const {
   return std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
 }
 
+double RooflineCostModel::qk_norm_all_reduces_ns(double tokens) const {
+  if (!m_.qk_norm_across_heads || p_.tp_attn <= 1) return 0;
+  // Two per layer: q's and k's variance, one fp32 value per token.
+  return static_cast<double>(layers_per_stage_) * p_.pp * 2 * all_reduce_ns(4 * tokens, p_.tp_attn);
+}
+
 double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {
   if (gpus <= 1 || bytes <= 0) return 0;
   const bool intra = gpus <= g_.gpus_per_node;
@@ -180,7 +186,7 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wai
   add(OpFamily::kEmbedding, mem_ns(T * H * a_bytes_) + k_.kernel_fixed_us * 1e3);
   add(OpFamily::kLmHead, gemm_ns(std::max(1, s.num_sampled), static_cast<double>(m_.vocab_size) / tp, H));
   // Tensor parallelism: an all-reduce after attention and after the FFN in every layer.
-  add(OpFamily::kAllReduce, L * 2 * all_reduce_ns(T * H * a_bytes_, tp));
+  add(OpFamily::kAllReduce, L * 2 * all_reduce_ns(T * H * a_bytes_, tp) + qk_norm_all_reduces_ns(T));
   if (p_.pp > 1) {
     const bool intra = p_.world_size() <= g_.gpus_per_node;
     const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
@@ -218,7 +224,7 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
       f[static_cast<int>(OpFamily::kEmbedding)] = mem_ns(Tg * H * a_bytes_) + k_.kernel_fixed_us * 1e3;
       f[static_cast<int>(OpFamily::kLmHead)] =
           gemm_ns(std::max(1, g.num_sampled), static_cast<double>(m_.vocab_size) / p_.tp_attn, H);
-      f[static_cast<int>(OpFamily::kAllReduce)] = L * all_reduce_ns(Tg * H * a_bytes_, p_.tp_attn);
+      f[static_cast<int>(OpFamily::kAllReduce)] = L * all_reduce_ns(Tg * H * a_bytes_, p_.tp_attn) + qk_norm_all_reduces_ns(Tg);
       double sum = 0;
       for (double v : f) sum += v;
       if (sum > best) {

@@ -39,6 +39,8 @@ class RooflineCostModel : public CostModel {
   double gemm_ns(double m, double n, double k) const;
   /// All-reduce of `bytes` over `gpus` GPUs inside a node (ring), ns.
   double all_reduce_ns(double bytes, int gpus) const;
+  /// The TP all-reduces of QK norms over all heads (ModelSpec::qk_norm_across_heads), all layers, ns.
+  double qk_norm_all_reduces_ns(double tokens) const;
   /// One MoE layer's routed experts for T tokens on one rank, balanced routing (no all-to-all), ns.
   double moe_experts_ns(double tokens) const;
   /// One EP all-to-all (dispatch or combine) of T tokens' routed rows: each rank sends and receives

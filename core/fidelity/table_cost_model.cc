@@ -632,6 +632,12 @@ double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_
   return roof * curves_.moe.eval(static_cast<double>(tokens));
 }
 
+double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
+  if (!m_.qk_norm_across_heads || p_.tp_attn <= 1 || tokens <= 0) return 0;
+  // Two per layer (q's and k's variance: one fp32 value per token, counted in 16-bit elements as the tables are).
+  return layers_total_ * 2 * all_reduce_on(2 * tokens, p_.tp_attn, graph, nullptr);
+}
+
 double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
   return all_reduce_on(elements, p_.tp_attn, graph, extrapolated);
 }
@@ -727,8 +733,8 @@ TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens
   pt.embedding = roofline_.memory_ns(Td * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
   if (p_.tp_attn > 1) {
     // An all-reduce after attention and after the FFN in every layer, and one after the vocab-parallel embedding.
-    pt.ar_graph = (2 * L + 1) * all_reduce_us(Td * H, true, &pt.ex_ar_graph);
-    pt.ar_eager = (2 * L + 1) * all_reduce_us(Td * H, false, &pt.ex_ar_eager);
+    pt.ar_graph = (2 * L + 1) * all_reduce_us(Td * H, true, &pt.ex_ar_graph) + qk_norm_all_reduces_us(Td, true);
+    pt.ar_eager = (2 * L + 1) * all_reduce_us(Td * H, false, &pt.ex_ar_eager) + qk_norm_all_reduces_us(Td, false);
   }
   return pt;
 }
@@ -848,7 +854,8 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
       if (g.num_decode > 0) at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode));
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
-      at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce));
+      at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce)) +
+                                 qk_norm_all_reduces_us(Tg, in_graph);
       double sum = 0;
       for (double v : f) sum += v;
       if (sum > best) {

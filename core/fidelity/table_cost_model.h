@@ -129,6 +129,8 @@ class TableCostModel : public CostModel {
   /// One MoE layer for `tokens` tokens with the given expert loads (empty = the reference routing).
   double moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
   double all_reduce_us(double elements, bool graph, bool* extrapolated = nullptr) const;
+  /// The TP all-reduces of QK norms over all heads (ModelSpec::qk_norm_across_heads), all layers, us.
+  double qk_norm_all_reduces_us(double tokens, bool graph) const;
   /// One EP all-to-all (dispatch or combine) of `tokens` tokens' routed rows, T x topk x hidden x 2 bytes / ep per
   /// rank: the NCCL alltoall table where the EP group fits in a node (<= 8 GPUs), else the GPU's link bandwidth
   /// from the datasheet (counted as extrapolated). 0 without EP.

@@ -42,6 +42,10 @@ struct ModelSpec {
   // Sliding-window attention (gpt-oss: layer_types alternating "sliding_attention" / "full_attention").
   std::int64_t sliding_window = 0;           ///< keys a sliding layer attends to, the new token included (0 = none)
   std::int64_t sliding_layers = 0;           ///< layers with the window (the others attend to every key)
+  /// QK RMSNorm over all heads' dimensions at once (config "use_qk_norm" with "qk_norm_type": "per_layer",
+  /// MiniMax-M2): with the heads split over TP ranks, each norm's variance is an all-reduce (vLLM's
+  /// MiniMaxText01RMSNormTP). Per-head QK norms (Qwen3) are local.
+  bool qk_norm_across_heads = false;
   /// config.json keys present but not used by the simulator (reported, not silently dropped).
   std::vector<std::string> ignored_config_keys;
 

@@ -61,7 +61,7 @@ TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
   // When such a change is intended, rerun this test and update the value in the same commit, saying why.
   const std::string text = test::run_scenario_text(test::small_scenario().dump());
   INFO("result hash is " << fnv1a64(text));
-  CHECK(fnv1a64(text) == 0xa6ff5d23f5279cdaULL);  // 12033439138375507162 (re-pinned: vLLM roles run async scheduling by default, as vLLM resolves it, and the quoted measured error moved)
+  CHECK(fnv1a64(text) == 0x37115a373578c473ULL);  // 3968051939856925811 (re-pinned: the quoted measured error of validation.json moved with MiniMax's QK-norm all-reduces; prices of this scenario unchanged)
 }
 
 TEST_CASE("cancel mid-run reports status cancelled with the unfinished requests failed", "[api][session]") {

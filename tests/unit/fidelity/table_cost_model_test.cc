@@ -161,3 +161,34 @@ TEST_CASE("without a catalog the roofline prices every op", "[fidelity][table]")
   CHECK(c->source(OpFamily::kGemm) == PriceSource::kRoofline);
   CHECK(c->report().kind == "roofline");
 }
+
+TEST_CASE("a QK norm over all heads adds two small all-reduces per layer under TP, none without TP",
+          "[fidelity][table]") {
+  // MiniMax-M2.5 ("qk_norm_type": "per_layer"): vLLM all-reduces each norm's variance (one fp32 per token).
+  const ModelSpec with = test::bundled_model("MiniMax-M2.5");
+  REQUIRE(with.qk_norm_across_heads);
+  ModelSpec without = with;
+  without.qk_norm_across_heads = false;
+  for (int t : {1, 4}) {
+    for (bool eager : {false, true}) {
+      EngineOptions e;
+      e.enforce_eager = eager;  // eager: the all-reduces' eager prices; else a decode step replays a CUDA graph
+      std::string err;
+      auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), tp(t), e, &test::catalog(), 1, err);
+      auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), tp(t), e, &test::catalog(), 1, err);
+      REQUIRE(err.empty());
+      const BatchShape s = decode_batch(8, 1024, !eager);
+      const BatchCost ca = a->price(s), cb = b->price(s);
+      const double extra_us = (fam(ca, OpFamily::kAllReduce) - fam(cb, OpFamily::kAllReduce)) / 1e3;
+      const double expected_us = dynamic_cast<TableCostModel*>(a.get())->qk_norm_all_reduces_us(8, !eager);
+      if (t == 1) {
+        CHECK(extra_us == 0);
+        CHECK(expected_us == 0);
+      } else {
+        CHECK(expected_us > 62 * 2 * 1.0);  // 62 layers x 2 all-reduces of at least a microsecond each
+        CHECK(extra_us == Approx(expected_us).margin(0.01));
+      }
+      CHECK(fam(ca, OpFamily::kGemm) == fam(cb, OpFamily::kGemm));
+    }
+  }
+}

@@ -1,5 +1,6 @@
 #include "core/spec/model_spec.h"
 
+#include <algorithm>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -52,6 +53,7 @@ TEST_CASE("MiniMax-M2.5 parses to its architecture, block-FP8 checkpoint and the
   CHECK(m.quant_block_n == 128);
   CHECK(m.quant_block_k == 128);
   CHECK(m.quant_not_converted == std::vector<std::string>{"gate", "e_score_correction_bias", "lm_head"});
+  CHECK(m.qk_norm_across_heads);  // "use_qk_norm": true, "qk_norm_type": "per_layer"
   CHECK(m.param_count() == Approx(230e9).epsilon(0.01));
   const double embed = static_cast<double>(m.vocab_size) * m.hidden_size;
   CHECK(m.active_param_count() - embed == Approx(10e9).epsilon(0.05));
@@ -205,4 +207,31 @@ TEST_CASE("engine dtype fp8 on an MXFP4 checkpoint is refused at /engine/dtype",
   for (const SpecError& x : e.list()) found = found || (x.path.find("/engine/dtype") != std::string::npos &&
                                                        x.message.find("MXFP4") != std::string::npos);
   CHECK(found);
+}
+
+TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type; per-head norms are local",
+          "[spec][model]") {
+  Json c = tiny_moe();
+  ModelSpec plain;
+  REQUIRE(read(c, plain).ok());
+  CHECK_FALSE(plain.qk_norm_across_heads);
+  c["use_qk_norm"] = true;
+  ModelSpec per_head;
+  REQUIRE(read(c, per_head).ok());  // qk_norm_type absent: per head (Qwen3-style, no all-reduce)
+  CHECK_FALSE(per_head.qk_norm_across_heads);
+  c["qk_norm_type"] = "per_layer";
+  ModelSpec per_layer;
+  REQUIRE(read(c, per_layer).ok());
+  CHECK(per_layer.qk_norm_across_heads);
+  CHECK(std::find(per_layer.ignored_config_keys.begin(), per_layer.ignored_config_keys.end(), "qk_norm_type") ==
+        per_layer.ignored_config_keys.end());
+  c["use_qk_norm"] = false;
+  ModelSpec off;
+  REQUIRE(read(c, off).ok());
+  CHECK_FALSE(off.qk_norm_across_heads);
+  c["qk_norm_type"] = "per_group";
+  ModelSpec bad;
+  const Errors e = read(c, bad);
+  CHECK_FALSE(e.ok());
+  CHECK(e.joined().find("/c/qk_norm_type") != std::string::npos);
 }
