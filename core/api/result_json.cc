@@ -125,6 +125,8 @@ nlohmann::ordered_json SessionImpl::summary() const {
       std::isfinite(scenario_.workload.arrival.request_rate))
     ctx.request_rate = scenario_.workload.arrival.request_rate;
   ctx.sla = scenario_.sla;
+  const bool first_text = scenario_.workload.ttft_from == WorkloadSpec::TtftFrom::kFirstText;
+  if (first_text) ctx.ttft_token = 1 + scenario_.model.response_preamble_tokens;
   return build_summary(pool_, *metrics_, ctx);
 }
 
@@ -163,6 +165,8 @@ std::string SessionImpl::result_json() const {
                 {"params_b", scenario_.model.param_count() / 1e9},
                 {"active_params_b", scenario_.model.active_param_count() / 1e9},
                 {"ignored_config_keys", scenario_.model.ignored_config_keys}};
+  if (scenario_.model.response_preamble_tokens > 0)
+    j["model"]["response_preamble_tokens"] = scenario_.model.response_preamble_tokens;
 
   // Share of GPU-busy time per op family, over every iteration of every replica.
   const BatchCost& tot = metrics_->cost_totals();
@@ -194,6 +198,9 @@ std::string SessionImpl::result_json() const {
     col("output_tokens", [](const Request& r) { return r.generated; });
     col("preemptions", [](const Request& r) { return r.preemptions; });
     col("failed", [](const Request& r) { return r.state == RequestState::kFailed ? 1 : 0; });
+    // The token first_token_ms times (TPOT counts from it), when clients time the first text.
+    if (scenario_.workload.ttft_from == WorkloadSpec::TtftFrom::kFirstText)
+      col("first_text_token", [](const Request& r) { return r.first_text_token; });
     j["requests"] = c;
   }
   if (scenario_.output.phases) {

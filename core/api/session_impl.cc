@@ -128,7 +128,8 @@ bool SessionImpl::build(const std::string& scenario_json, Errors& errors) {
   const TraceTable* lt = scenario_.workload.lengths.source == LengthSpec::Source::kTrace ? &length_trace_ : nullptr;
   LengthSampler lengths(scenario_.workload.lengths, lt, &input_cdf_, &output_cdf_, &total_cdf_);
   driver_ = std::make_unique<WorkloadDriver>(scenario_.workload, scenario_.seed, pool_, std::move(lengths),
-                                             &arrival_trace_, controller_.get());
+                                             &arrival_trace_, controller_.get(),
+                                             scenario_.model.response_preamble_tokens);
   controller_->set_driver(driver_.get());
   driver_->start(sim_);
   return true;

@@ -123,8 +123,10 @@ void erase_one(std::vector<Request*>& v, const Request* r) {
 }  // namespace
 
 void GlobalController::landed(Simulator& sim, Request& req) {
-  // The first token reaches the client with the KV: TTFT includes the transfer, as in real P/D systems.
-  req.first_token = req.last_token = req.transfer_end;
+  // The first token reaches the client with the KV: TTFT includes the transfer, as in real P/D systems. (A client
+  // that times the first text sees it later, when D decodes past the response preamble.)
+  req.last_token = req.transfer_end;
+  if (req.first_text_token == 1) req.first_token = req.transfer_end;
   if (req.transfer_start > req.prefill_done)
     metrics_.add_phase({req.id, req.prefill_done, req.transfer_start, 0, kPhaseKvWait});
   metrics_.add_phase({req.id, req.transfer_start, req.transfer_end, req.prompt_tokens, kPhaseKvTransfer});

@@ -205,7 +205,7 @@ void Replica::finish_iteration(Simulator& sim, InFlight& f) {
     ++r.generated;
     --outstanding_;
     r.last_token = now;
-    if (r.generated == 1) r.first_token = now;
+    if (r.generated == r.first_text_token) r.first_token = now;
     if (r.generated >= r.output_tokens) {
       kv_.free(r);
       r.state = RequestState::kFinished;

@@ -43,7 +43,8 @@ class MetricsCollector {
   void on_iteration(const Replica& replica, const Batch& batch, SimTime start, SimTime end, const BatchCost& cost,
                     const ClusterCounters& counters);
   void on_token(const Request& req, SimTime now) {
-    if (req.generated > 0) itl_.add(now - req.last_token);  // the first token has no inter-token latency
+    // Intervals between the tokens the client sees: none before its first (the first text, or token 1).
+    if (req.generated >= req.first_text_token) itl_.add(now - req.last_token);
   }
   /// Records a segment when phases are kept (P/D transfers and their waits come from the controller).
   void add_phase(const PhaseSegment& s) {

@@ -45,8 +45,8 @@ nlohmann::ordered_json build_summary(const std::vector<Request>& pool, const Met
       transfer_wait.push_back(as_ms(r.transfer_start - r.prefill_done));
     }
     double t_tpot = 0;
-    if (r.generated > 1) {
-      t_tpot = (t_e2el - t_ttft) / (r.generated - 1);
+    if (r.generated > r.first_text_token) {
+      t_tpot = (t_e2el - t_ttft) / (r.generated - r.first_text_token);
       tpot.push_back(t_tpot);
     }
     const SlaSpec& sla = ctx.sla;
@@ -66,6 +66,10 @@ nlohmann::ordered_json build_summary(const std::vector<Request>& pool, const Met
   j["duration_s"] = dur;
   if (ctx.max_concurrency > 0) j["max_concurrency"] = ctx.max_concurrency;
   if (ctx.request_rate > 0) j["request_rate"] = ctx.request_rate;
+  if (ctx.ttft_token > 0) {
+    j["ttft_from"] = "first_text";
+    j["ttft_token"] = ctx.ttft_token;
+  }
   j["total_input_tokens"] = in_tokens;
   j["total_output_tokens"] = out_tokens;
   j["request_throughput"] = static_cast<double>(completed) * per_s;

@@ -18,6 +18,9 @@ struct SummaryContext {
   int max_concurrency = 0;       ///< client cap, reported like vLLM (0 = none)
   double request_rate = 0;       ///< offered rate (0 = not open-loop)
   SlaSpec sla;
+  /// The output token clients time as their first when they time the first text (workload.ttft_from
+  /// "first_text"): 1 + the model's response preamble; 0 = the first token (vllm bench serve), not reported.
+  int ttft_token = 0;
 };
 
 /// Summary keys: completed, failed, duration_s, totals, throughputs, goodput, {mean,median,std,p50,p90,p95,p99}

@@ -7,6 +7,7 @@ namespace servesim {
 namespace {
 
 constexpr std::int64_t kMaxDim = 1 << 20;  // no real model has a dimension past a million
+constexpr std::int64_t kMaxResponsePreambleTokens = 64;  // a format header, not a response
 
 double ffn_params(std::int64_t hidden, std::int64_t inter) { return 3.0 * hidden * inter; }  // gated MLP
 
@@ -193,6 +194,7 @@ void read_model(const Json& j, const std::string& path, const ResourceCatalog& c
     r.ignore({"source", "notes"});
     r.get_string("name", m.name, true);
     r.get_string("hf_id", m.hf_id);
+    r.get_int("response_preamble_tokens", m.response_preamble_tokens, 0, kMaxResponsePreambleTokens);
     if (const Json* c = r.raw("config")) read_hf_config(*c, path + "/config", m, errors);
     return;
   }
@@ -200,6 +202,7 @@ void read_model(const Json& j, const std::string& path, const ResourceCatalog& c
   if (!r.valid()) return;
   r.get_string("name", m.name, true, 128);
   r.get_string("hf_id", m.hf_id, false, 256);
+  r.get_int("response_preamble_tokens", m.response_preamble_tokens, 0, kMaxResponsePreambleTokens);
   const Json* c = r.raw("config");
   if (!c) {
     errors.add(r.path("config"), "is required (the model's Hugging Face config.json object)");

@@ -46,6 +46,10 @@ struct ModelSpec {
   /// MiniMax-M2): with the heads split over TP ranks, each norm's variance is an all-reduce (vLLM's
   /// MiniMaxText01RMSNormTP). Per-head QK norms (Qwen3) are local.
   bool qk_norm_across_heads = false;
+  /// Tokens a chat response opens with that carry no text (a format header, not in config.json): gpt-oss's harmony
+  /// header <|channel|>analysis<|message|> is 3. A client that times the first chunk with text (workload.ttft_from
+  /// "first_text", as AIPerf and genai-perf do) sees its first token after them. 0 = the first token is text.
+  std::int32_t response_preamble_tokens = 0;
   /// config.json keys present but not used by the simulator (reported, not silently dropped).
   std::vector<std::string> ignored_config_keys;
 

@@ -115,6 +115,9 @@ void read_workload(const Json& j, const std::string& path, const ResourceCatalog
   else errors.add(r.path("arrival"), "is required, e.g. {\"process\": \"poisson\", \"request_rate\": 4}");
   const bool trace_arrivals = w.arrival.process == ArrivalSpec::Process::kTrace;
   r.get_int("num_requests", w.num_requests, 1, kMaxRequests, !trace_arrivals);
+  std::string ttft_from = "first_token";
+  if (r.get_enum("ttft_from", ttft_from, {"first_token", "first_text"}))
+    w.ttft_from = ttft_from == "first_text" ? WorkloadSpec::TtftFrom::kFirstText : WorkloadSpec::TtftFrom::kFirstToken;
 
   const bool has_lengths = r.has("lengths");
   const bool has_dists = r.has("input_len") || r.has("output_len");

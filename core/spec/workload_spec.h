@@ -53,6 +53,12 @@ struct WorkloadSpec {
   ArrivalSpec arrival;
   LengthSpec lengths;
   bool lengths_from_arrival_trace = false;  ///< trace arrivals with no length section use the trace's lengths
+  /// Which output token the client times as the first (TTFT; TPOT and ITL then count from it).
+  /// kFirstToken: the first streamed token whatever it holds (vllm bench serve). kFirstText: the first token
+  /// that carries text (AIPerf and genai-perf disregard empty responses), i.e. after the model's
+  /// response_preamble_tokens.
+  enum class TtftFrom { kFirstToken, kFirstText };
+  TtftFrom ttft_from = TtftFrom::kFirstToken;
 };
 
 /// Reads "workload".

@@ -15,7 +15,7 @@ struct Request {
   std::int64_t id = 0;
   SimTime arrival = 0;            ///< when the client sent it (latencies are measured from here)
   SimTime first_scheduled = -1;   ///< first iteration that included it
-  SimTime first_token = -1;       ///< end of the iteration that produced output token 1
+  SimTime first_token = -1;       ///< when the client saw its first token: output token first_text_token
   SimTime last_token = -1;        ///< time of the latest output token
   SimTime finished = -1;          ///< completion (or failure) time
   SimTime prefill_done = -1;      ///< disaggregated: prefill finished on P (KV held there until pulled)
@@ -25,6 +25,9 @@ struct Request {
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;  ///< tokens to generate (fixed by the workload: ignore_eos)
   std::int32_t generated = 0;      ///< output tokens produced so far
+  /// The output token the client times as its first (1, or 1 + the model's response preamble when the client
+  /// times the first text; at most output_tokens). TTFT ends there; TPOT and ITL count from it.
+  std::int32_t first_text_token = 1;
   std::int32_t num_blocks = 0;     ///< KV blocks held
   std::int32_t preemptions = 0;
   std::int32_t replica = -1;       ///< global replica index serving it (the decode replica once handed off)

@@ -1,5 +1,6 @@
 #include "core/workload/workload_driver.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/sim/check.h"
@@ -7,7 +8,8 @@
 namespace servesim {
 
 WorkloadDriver::WorkloadDriver(const WorkloadSpec& spec, std::uint64_t seed, std::vector<Request>& pool,
-                               LengthSampler lengths, const TraceTable* arrival_trace, RequestSink* sink)
+                               LengthSampler lengths, const TraceTable* arrival_trace, RequestSink* sink,
+                               int response_preamble_tokens)
     : spec_(spec),
       pool_(pool),
       lengths_(std::move(lengths)),
@@ -15,7 +17,8 @@ WorkloadDriver::WorkloadDriver(const WorkloadSpec& spec, std::uint64_t seed, std
       sink_(sink),
       arrival_rng_(seed, static_cast<std::uint64_t>(RngStream::kArrivals)),
       length_rng_(seed, static_cast<std::uint64_t>(RngStream::kLengths)),
-      cap_(spec.arrival.max_concurrency) {
+      cap_(spec.arrival.max_concurrency),
+      first_text_token_(spec.ttft_from == WorkloadSpec::TtftFrom::kFirstText ? 1 + response_preamble_tokens : 1) {
   if (spec_.arrival.process == ArrivalSpec::Process::kTrace) {
     SERVESIM_CHECK(arrival_trace_ && arrival_trace_->arrival_ms.size() >= pool_.size(), "trace shorter than the run");
     trace_scale_ = spec_.arrival.time_scale;
@@ -56,6 +59,7 @@ void WorkloadDriver::pump(Simulator& sim) {
     auto [in, out] = lengths_.next(next_, length_rng_);
     r.prompt_tokens = in;
     r.output_tokens = out;
+    r.first_text_token = std::min<std::int32_t>(first_text_token_, out);
     r.arrival = sim.now();
     ++in_flight_;
     ++next_;

@@ -23,9 +23,10 @@ class RequestSink {
 /// Open-loop (Poisson/gamma, trace) and closed-loop request generation.
 class WorkloadDriver : public EventHandler {
  public:
-  /// `pool` holds num_requests requests (index = id); `arrival_trace` is used for trace arrivals.
+  /// `pool` holds num_requests requests (index = id); `arrival_trace` is used for trace arrivals;
+  /// `response_preamble_tokens` is the model's (ModelSpec), counted when the spec's ttft_from is kFirstText.
   WorkloadDriver(const WorkloadSpec& spec, std::uint64_t seed, std::vector<Request>& pool, LengthSampler lengths,
-                 const TraceTable* arrival_trace, RequestSink* sink);
+                 const TraceTable* arrival_trace, RequestSink* sink, int response_preamble_tokens = 0);
   /// Sends what is due at time 0 and schedules the rest.
   void start(Simulator& sim);
   /// A request finished or failed: its client slot frees (after the think time in closed loop).
@@ -53,6 +54,7 @@ class WorkloadDriver : public EventHandler {
   SimTime wake_pending_ = -1;        ///< time of the scheduled wake-up, -1 if none
   std::int64_t in_flight_ = 0;
   std::int64_t cap_ = 0;             ///< 0 = unlimited
+  std::int32_t first_text_token_ = 1;  ///< Request::first_text_token before the clamp to the output length
 };
 
 }  // namespace servesim

@@ -45,6 +45,13 @@ test('latencies come from the columns, failed requests left out, TPOT excludes t
   assert.ok(xs2.length <= 102 && xs2.at(-1) === 9999);
 });
 
+test('with a first_text_token column TPOT counts from the first text token', () => {
+  const req = {...fakeResult().requests, first_text_token: [4, 4, 4]};
+  const lat = requestLatencies(req);
+  assert.deepEqual([...lat.ttft], [5, 20]);
+  assert.deepEqual([...lat.tpot], [100 / 7, 50 / 2]);
+});
+
 test('requests CSV has a header and one line per request', () => {
   const csv = requestsCsv(fakeResult().requests).trim().split('\n');
   assert.equal(csv.length, 4);

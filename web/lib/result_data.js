@@ -1,7 +1,8 @@
 // Display values derived from a result document only (no simulation here): per-request latencies for the
 // CDFs, and CDF sampling. Times in the result are milliseconds; -1 marks a time that never happened.
 
-/** Per-request TTFT, TPOT (excluding the first token, as vLLM) and E2EL of completed requests. */
+/** Per-request TTFT, TPOT (excluding the first token, as vLLM; from the first text token when the client times
+ *  that: the first_text_token column) and E2EL of completed requests. */
 export function requestLatencies(requests) {
   const n = requests?.arrival_ms?.length ?? 0;
   const ttft = [], tpot = [], e2el = [];
@@ -11,8 +12,8 @@ export function requestLatencies(requests) {
     if (first < 0 || fin < 0) continue;
     ttft.push(first - arrival);
     e2el.push(fin - arrival);
-    const out = requests.output_tokens[i];
-    if (out > 1) tpot.push((fin - first) / (out - 1));
+    const out = requests.output_tokens[i], from = requests.first_text_token?.[i] ?? 1;
+    if (out > from) tpot.push((fin - first) / (out - from));
   }
   return {ttft: Float64Array.from(ttft), tpot: Float64Array.from(tpot), e2el: Float64Array.from(e2el)};
 }

@@ -119,6 +119,8 @@ export function fieldGroups(catalog) {
       {path: '/workload/lengths/output_fraction', label: 'output_fraction', kind: 'number', when: (d) => lenMode(d) === 'cdf_total'},
       ...distFields('input_len', 'input', catalog),
       ...distFields('output_len', 'output', catalog),
+      {path: '/workload/ttft_from', label: 'ttft_from', kind: 'select', options: ['first_token', 'first_text'], optional: true,
+        hint: 'first_text: as AIPerf / genai-perf, after the model\'s response preamble (gpt-oss: 3 tokens)'},
     ]},
     {title: 'SLA (goodput counts requests meeting every one given)', path: '/sla', fields: [
       {path: '/sla/ttft_ms', label: 'ttft_ms', kind: 'number'},
