@@ -3,7 +3,8 @@
 servesim_apt_install() {
   local missing=()
   for pkg in "$@"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    # `dpkg -s` also succeeds for a removed package whose config files remain; only "install ok installed" counts.
+    [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] || missing+=("$pkg")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""
@@ -35,6 +36,15 @@ servesim_npm_deps() {
 # Debian's Chromium for the browser tests (playwright-core drives /usr/bin/chromium; no browser download).
 servesim_browser_deps() {
   servesim_apt_install chromium fonts-dejavu-core
+  if [ ! -x /usr/bin/chromium ]; then
+    # Registered as installed but the binary is gone (a machine image pruned after install): reinstall it.
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "reinstalling chromium: /usr/bin/chromium is missing" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends --reinstall chromium >&2
+  fi
+  [ -x /usr/bin/chromium ] || { echo "error: /usr/bin/chromium is still missing after installing chromium" >&2; return 1; }
   servesim_npm_deps
 }
 
