@@ -31,6 +31,15 @@ nlohmann::json run_with(nlohmann::json s, const char* ttft_from) {
 
 double summary(const nlohmann::json& r, const char* key) { return r["summary"][key].get<double>(); }
 
+/// An inline model with a response preamble of `preamble` tokens.
+nlohmann::json tiny_model(int preamble) {
+  return {{"name", "tiny"},
+          {"response_preamble_tokens", preamble},
+          {"config",
+           {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"intermediate_size", 2048},
+            {"vocab_size", 32000}, {"max_position_embeddings", 4096}}}};
+}
+
 }  // namespace
 
 TEST_CASE("a client timing the first text sees gpt-oss's first token after its 3-token harmony header",
@@ -116,22 +125,14 @@ TEST_CASE("ttft_from and response_preamble_tokens are validated at their paths",
 
   for (int bad : {-1, 65}) {
     auto m = test::small_scenario();
-    m["model"] = {{"name", "tiny"},
-                  {"response_preamble_tokens", bad},
-                  {"config",
-                   {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8},
-                    {"intermediate_size", 2048}, {"vocab_size", 32000}, {"max_position_embeddings", 4096}}}};
+    m["model"] = tiny_model(bad);
     Errors me;
     CHECK(Session::create(m.dump(), test::profiles_loader(), me) == nullptr);
     INFO(me.joined());
     CHECK(me.joined().find("/model/response_preamble_tokens") != std::string::npos);
   }
   auto ok = test::small_scenario();
-  ok["model"] = {{"name", "tiny"},
-                 {"response_preamble_tokens", 2},
-                 {"config",
-                  {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8},
-                   {"intermediate_size", 2048}, {"vocab_size", 32000}, {"max_position_embeddings", 4096}}}};
+  ok["model"] = tiny_model(2);
   ok["workload"]["ttft_from"] = "first_text";
   const auto r = test::run_scenario(ok.dump());
   CHECK(r["summary"]["ttft_token"] == 3);

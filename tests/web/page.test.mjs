@@ -80,6 +80,16 @@ test('the raw JSON and the form stay in sync', async () => {
   await page.waitForFunction(() => document.getElementById('f--engine-max-num-seqs').value === '64');
 });
 
+test('a client timing the first text: the form offers ttft_from and the summary says where TTFT ends', async () => {
+  const doc = JSON.parse(await page.locator('.json-text').inputValue());
+  doc.workload.ttft_from = 'first_text';
+  await page.locator('.json-text').fill(JSON.stringify(doc, null, 2));
+  await page.waitForFunction(() => document.getElementById('f--workload-ttft-from')?.value === 'first_text');
+  await page.waitForSelector('.error-list .ok', {timeout: 15000});
+  assert.equal(await runAndWait(page, () => page.click('#run')), 'completed');
+  assert.match(await page.locator('.summary [data-key=ttft_token]').textContent(), /output token 1, the first that carries text/);
+});
+
 test('an uploaded Hugging Face config.json defines an inline model that runs', async () => {
   const model = JSON.parse(readFileSync(join(ROOT, 'profiles/models/Qwen2-7B.json'), 'utf8'));
   await page.locator('.field[data-path="/model"] input[type=file]').setInputFiles({

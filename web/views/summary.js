@@ -31,11 +31,18 @@ export function renderSummary(result, benchmarkText, scenario) {
     statusLine(result), headline,
     h('div', {class: 'summary-grid'},
       h('div', {}, h('h3', {text: 'Throughput and totals'}), kv),
-      h('div', {}, h('h3', {text: 'Latency (vllm bench serve keys: <stat>_<metric>_ms)'}), grid)),
+      h('div', {}, h('h3', {text: 'Latency (vllm bench serve keys: <stat>_<metric>_ms)'}), grid, ttftNote(s))),
     deployment(result, scenario),
     failures(result),
     benchmarkText ? h('details', {class: 'bench-block'}, h('summary', {text: 'Serving Benchmark Result (as the CLI prints it)'}),
       h('pre', {text: benchmarkText})) : null);
+}
+
+/** When clients time the first text (workload.ttft_from), which output token TTFT ends at. */
+function ttftNote(s) {
+  if (s.ttft_from !== 'first_text') return null;
+  return h('p', {class: 'muted', dataset: {key: 'ttft_token'}, text: `TTFT ends at output token ${s.ttft_token}, the first ` +
+    'that carries text (as AIPerf and genai-perf time it); TPOT and ITL count the intervals after it.'});
 }
 
 function statusLine(result) {
