@@ -90,6 +90,9 @@ export class SweepView {
     this.cancelBtn.disabled = false;
     this.bar.value = 0;
     this.el.dataset.state = 'running';
+    // The previous sweep's chart goes at once: points drawn under "running" are this sweep's.
+    setChildren(this.chart);
+    setChildren(this.summary);
     this.say('Expanding…');
     const t0 = performance.now();
     try {
