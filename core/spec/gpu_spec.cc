@@ -6,7 +6,33 @@ namespace servesim {
 
 namespace {
 
-void read_gpu_fields(ObjectReader& r, GpuSpec& g) {
+/// True when "major.minor" (1-2 digits each).
+bool is_compute_capability(const std::string& s) {
+  const auto dot = s.find('.');
+  if (dot == std::string::npos || dot == 0 || dot > 2 || s.size() - dot - 1 < 1 || s.size() - dot - 1 > 2) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (i != dot && (s[i] < '0' || s[i] > '9')) return false;
+  return true;
+}
+
+/// GPUs listed in the catalog's index with a GEMM table (the tables other GPUs can be priced from).
+bool has_tables(const ResourceCatalog& catalog, const std::string& gpu) {
+  for (const std::string& entry : catalog.list("tables"))
+    if (entry == gpu + "/vllm/gemm" || entry == gpu + "/trtllm/gemm") return true;
+  return false;
+}
+
+std::string gpus_with_any_tables(const ResourceCatalog& catalog) {
+  std::string out;
+  for (const std::string& entry : catalog.list("tables")) {
+    const auto slash = entry.find('/');
+    if (slash == std::string::npos || entry.substr(slash) != "/vllm/gemm") continue;
+    out += (out.empty() ? "" : ", ") + entry.substr(0, slash);
+  }
+  return out;
+}
+
+void read_gpu_fields(ObjectReader& r, GpuSpec& g, const ResourceCatalog& catalog) {
   r.ignore({"source", "notes", "price_source"});
   r.get_string("name", g.name, true, 64);
   r.get_number("memory_bytes", g.memory_bytes, 1e9, 1e13, true);
@@ -21,6 +47,12 @@ void read_gpu_fields(ObjectReader& r, GpuSpec& g) {
   r.get_number("tdp_w", g.tdp_w, 0, 1e5);
   r.get_number("idle_w", g.idle_w, 0, 1e5);
   r.get_number("usd_per_hour", g.usd_per_hour, 0, 1e4);
+  if (r.get_string("compute_capability", g.compute_capability, false, 8) && !is_compute_capability(g.compute_capability))
+    r.errors().add(r.path("compute_capability"), "must be \"major.minor\" as CUDA reports it, e.g. \"9.0\"; got \"" +
+                                                     g.compute_capability + "\"");
+  if (r.get_string("tables_from", g.tables_from, false, 64) && !has_tables(catalog, g.tables_from))
+    r.errors().add(r.path("tables_from"), "\"" + g.tables_from + "\" has no measured tables; GPUs with tables: " +
+                                              gpus_with_any_tables(catalog));
   if (g.nvlink_gb_s <= 0 && g.pcie_gb_s <= 0 && r.valid())
     r.errors().add(r.path("pcie_gb_s"), "is required when nvlink_gb_s is 0 (GPUs need some link)");
 }
@@ -37,11 +69,11 @@ void read_gpu(const Json& j, const std::string& path, const ResourceCatalog& cat
       return;
     }
     ObjectReader r(doc, path, errors);
-    read_gpu_fields(r, g);
+    read_gpu_fields(r, g, catalog);
     return;
   }
   ObjectReader r(j, path, errors);
-  if (r.valid()) read_gpu_fields(r, g);
+  if (r.valid()) read_gpu_fields(r, g, catalog);
 }
 
 }  // namespace servesim

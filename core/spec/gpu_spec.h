@@ -24,6 +24,12 @@ struct GpuSpec {
   double tdp_w = 0;
   double idle_w = 0;
   double usd_per_hour = 0;     ///< on-demand price per GPU-hour
+  /// CUDA compute capability ("9.0" for every Hopper); GPUs that share it run the same kernels (table transfer
+  /// keeps what is not roofline time, core/fidelity/table_transfer.h). "" = not stated.
+  std::string compute_capability;
+  /// A GPU with measured tables to price this one from (its tables moved to this datasheet); "" = this GPU's own
+  /// tables, or for a GPU without any the nearest GPU with tables.
+  std::string tables_from;
   /// Intra-node collective bandwidth: NVLink when present, else PCIe.
   double intra_node_gb_s() const { return nvlink_gb_s > 0 ? nvlink_gb_s : pcie_gb_s; }
 };

@@ -525,3 +525,34 @@ TEST_CASE("workload variants parse: inf rate, trace arrivals with trace lengths,
   CHECK(only_error(parse(both)) ==
         "/workload/arrival/request_rate: give either time_scale or request_rate for a trace, not both");
 }
+
+TEST_CASE("an inline GPU may name the GPU whose tables price it and its compute capability", "[spec][scenario]") {
+  auto doc = small_scenario();
+  auto gpu = Json::parse(*catalog().load_text("gpus", "H100-SXM.json"));
+  gpu["name"] = "my H100";
+  gpu["tables_from"] = "H200-SXM";
+  doc["hardware"]["gpu"] = gpu;
+  Scenario s;
+  const Errors ok = parse(doc, &s);
+  INFO(ok.joined());
+  REQUIRE(ok.ok());
+  CHECK(s.deployment.roles[0].gpu.tables_from == "H200-SXM");
+  CHECK(s.deployment.roles[0].gpu.compute_capability == "9.0");
+
+  gpu["tables_from"] = "H800";  // a GPU without measured tables
+  doc["hardware"]["gpu"] = gpu;
+  std::string msg = only_error(parse(doc));
+  CHECK_THAT(msg, Catch::Contains("/hardware/gpu/tables_from"));
+  CHECK_THAT(msg, Catch::Contains("GPUs with tables: A100-80G, H100-SXM, H200-SXM"));
+
+  gpu["tables_from"] = "../../etc/passwd";
+  doc["hardware"]["gpu"] = gpu;
+  CHECK_THAT(only_error(parse(doc)), Catch::Contains("/hardware/gpu/tables_from"));
+
+  gpu.erase("tables_from");
+  gpu["compute_capability"] = "nine";
+  doc["hardware"]["gpu"] = gpu;
+  msg = only_error(parse(doc));
+  CHECK_THAT(msg, Catch::Contains("/hardware/gpu/compute_capability"));
+  CHECK_THAT(msg, Catch::Contains("\"9.0\""));
+}
