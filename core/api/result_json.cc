@@ -95,6 +95,10 @@ OJson role_json(const RoleCluster& rc) {
   fid["kind"] = rep.kind;
   fid["profile"] = rep.profile.empty() ? OJson() : OJson(rep.profile);
   if (!rep.profile_version.empty()) fid["profile_version"] = rep.profile_version;
+  if (!rep.transferred_to.empty()) {
+    fid["transferred_to"] = rep.transferred_to;
+    fid["transfer"] = rep.transfer;
+  }
   if (!rep.measured_error_json.empty()) {
     const auto err = OJson::parse(rep.measured_error_json, nullptr, false);
     if (!err.is_discarded()) fid["measured_error"] = err;

@@ -11,7 +11,8 @@
 namespace servesim {
 
 /// Where an op's time came from.
-/// kDatasheet: the roofline corrected by efficiency curves fitted on GPUs with tables ("datasheet-derived");
+/// kDatasheet: the roofline corrected by efficiency curves fitted on GPUs with tables, or another GPU's tables
+/// moved to this GPU's datasheet ("datasheet-derived");
 /// kCalibrated: constants fitted on measured end-to-end runs (CPU overhead).
 enum class PriceSource : std::uint8_t { kRoofline = 0, kTable = 1, kDatasheet = 2, kCalibrated = 3, kCount };
 const char* price_source_name(PriceSource s);
@@ -63,6 +64,8 @@ struct FidelityReport {
   std::string kind = "roofline";  ///< "table", "datasheet-derived" or "roofline"
   std::string profile;            ///< "H100-SXM/vllm" (tables used), empty otherwise
   std::string profile_version;    ///< backend version the tables were measured with
+  std::string transferred_to;     ///< the GPU the profile's tables were moved to (table_transfer.h), "" if none
+  std::string transfer;           ///< the transfer rule ("same architecture" / "other architecture")
   std::string measured_error_json;  ///< JSON object from the profile's validation.json, empty if none
   std::vector<std::string> families;  ///< op families with lookups, in OpFamily order
   std::vector<std::int64_t> lookups, extrapolated;  ///< per entry of `families`

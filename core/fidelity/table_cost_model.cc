@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fidelity/batch_split.h"
+#include "core/fidelity/table_transfer.h"
 #include "core/sim/det_math.h"
 #include "core/spec/resource_catalog.h"
 
@@ -157,6 +158,60 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
     }
   }
   return error.empty();
+}
+
+namespace {
+
+/// The datasheet path's measured error for a transfer rule (profiles/datasheet/validation.json, written by
+/// scripts/validate_ops.py and validate_e2e.py --datasheet): {"report", "transfer", "transfer_ape_pct": {family:
+/// {n, p50, p95}}, "e2e_median_abs_pct": {group: {n, ttft, tpot}}}; "" if absent.
+std::string transfer_error_json(const ResourceCatalog& catalog, TransferRule rule) {
+  auto v = catalog.load_text("datasheet", "validation.json");
+  if (!v) return "";
+  const auto j = nlohmann::ordered_json::parse(*v, nullptr, false);
+  const char* name = transfer_rule_name(rule);
+  if (j.is_discarded() || !j.is_object() || !j.contains("summary") || !j["summary"].is_object()) return "";
+  const auto& s = j["summary"];
+  if (!s.contains("transfer_ape_pct") || !s["transfer_ape_pct"].is_object() || !s["transfer_ape_pct"].contains(name))
+    return "";
+  nlohmann::ordered_json out;
+  out["report"] = s.value("report", "docs/validation.md");
+  out["transfer"] = name;
+  out["transfer_ape_pct"] = s["transfer_ape_pct"][name];
+  if (s.contains("e2e_median_abs_pct") && s["e2e_median_abs_pct"].is_object() && s["e2e_median_abs_pct"].contains(name))
+    out["e2e_median_abs_pct"] = s["e2e_median_abs_pct"][name];
+  return out.dump();
+}
+
+}  // namespace
+
+bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                      const ModelSpec& model, ProfileTables& out, std::string& error) {
+  if (gpu.tables_from.empty()) {
+    if (!load_profile_tables(catalog, gpu.name, backend, model, out, error)) return false;
+    // A GPU the index lists with tables keeps its own even while they are not loaded yet (in the browser a missing
+    // file is fetched and the call repeated): nothing of another GPU is asked for.
+    if (out.any() || catalog_lists_tables(catalog, gpu.name)) return true;
+  }
+  std::string from = gpu.tables_from;
+  const std::string table_backend = backend == "sglang" ? "vllm" : backend;
+  if (from.empty()) {
+    // The nearest GPU with this backend's tables; with none, the nearest with vLLM's (as SGLang roles use them).
+    std::vector<std::string> candidates = gpus_with_tables(catalog, table_backend);
+    if (candidates.empty()) candidates = gpus_with_tables(catalog, "vllm");
+    from = nearest_table_gpu(catalog, gpu, candidates);
+  }
+  GpuSpec ref;
+  Errors errors;
+  if (from.empty() || (read_gpu(Json(from), "", catalog, ref, errors), !errors.ok())) return true;
+  ProfileTables t;
+  if (!load_profile_tables(catalog, from, backend, model, t, error)) return false;
+  if (!t.any() && !load_profile_tables(catalog, from, "vllm", model, t, error)) return false;
+  if (!t.any()) return true;
+  transfer_tables(t, ref, gpu, model);
+  t.validation_json = transfer_error_json(catalog, transfer_rule(ref, gpu));
+  out = std::move(t);
+  return true;
 }
 
 bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out) {
@@ -964,6 +1019,10 @@ std::string TableCostModel::describe() const {
     d = "measured tables " + t_.gpu + "/" + t_.table_backend + " (" + t_.table_backend + " " + t_.backend_version +
         ", AIConfigurator)";
     if (t_.table_backend != e_.backend) d += " for backend " + e_.backend;
+    if (!t_.transferred_to.empty())
+      d = "datasheet-derived: " + d + " moved to the " + t_.transferred_to + " datasheet (" +
+          (t_.same_architecture ? "same architecture: each cell's roofline time re-priced, the rest kept"
+                                : "other architecture: each cell scaled by the ratio of the rooflines") + ")";
   } else {
     d = curves_.ok ? "datasheet-derived: " + g_.name + " roofline corrected by efficiency curves fitted on H100/H200/A100"
                    : "roofline from the " + g_.name + " datasheet";
@@ -1014,6 +1073,12 @@ FidelityReport TableCostModel::report() const {
   if (table) {
     r.profile = t_.gpu + "/" + t_.table_backend;
     r.profile_version = t_.backend_version;
+    if (!t_.transferred_to.empty()) {
+      r.kind = "datasheet-derived";
+      r.transferred_to = t_.transferred_to;
+      r.transfer = transfer_rule_name(t_.same_architecture ? TransferRule::kSameArchitecture
+                                                           : TransferRule::kOtherArchitecture);
+    }
   } else if (datasheet) {
     r.profile = "datasheet";
   }
@@ -1036,8 +1101,8 @@ std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec
     return r;
   }
   ProfileTables tables;
-  if (!load_profile_tables(*catalog, gpu.name, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model,
-                           tables, error))
+  if (!load_role_tables(*catalog, gpu, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model, tables,
+                        error))
     return nullptr;
   EfficiencyCurves curves;
   load_efficiency_curves(*catalog, curves);

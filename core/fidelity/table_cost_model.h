@@ -65,6 +65,9 @@ struct ProfileTables {
   /// Sliding-window attention grids, key + window (loaded for models with sliding layers only).
   OpTable context_attention_window, generation_attention_window;
   std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
+  /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
+  std::string transferred_to;
+  bool same_architecture = false;  ///< the transfer kept the non-roofline time (equal compute capability)
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
 };
 
@@ -72,6 +75,12 @@ struct ProfileTables {
 /// models); errors only for corrupt files.
 bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
                          const ModelSpec& model, ProfileTables& out, std::string& error);
+
+/// The tables that price a role on `gpu`: its own; for a GPU without tables (or one naming `tables_from`) the tables of
+/// the nearest GPU with them (nearest_table_gpu), moved to `gpu`'s datasheet (table_transfer.h). Empty when no GPU
+/// has tables (datasheet curves). Errors only for corrupt files.
+bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                      const ModelSpec& model, ProfileTables& out, std::string& error);
 
 /// DeepEP's measured configuration (profiles/<gpu>/sglang/deepep_*.json): one collective over the 8 GPUs of an
 /// H100 node, normal mode at SGLang's default 20 SMs (DeepEP Buffer.num_sms, unless --deepep-config changes it).
@@ -99,7 +108,11 @@ class TableCostModel : public CostModel {
   TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par, const EngineOptions& engine,
                  ProfileTables tables, EfficiencyCurves curves, std::uint64_t seed);
   BatchCost price(const BatchShape& shape) override;
-  PriceSource source(OpFamily f) const override { return source_[static_cast<int>(f)]; }
+  /// Tables moved from another GPU (table_transfer.h) price as "datasheet-derived".
+  PriceSource source(OpFamily f) const override {
+    const PriceSource s = source_[static_cast<int>(f)];
+    return s == PriceSource::kTable && !t_.transferred_to.empty() ? PriceSource::kDatasheet : s;
+  }
   /// Prices only the attention or the FFN domain (A/F disaggregation); kWhole by default.
   void set_part(CostPart part) { part_ = part; }
   int pipeline_stages() const override { return p_.pp; }

@@ -64,6 +64,22 @@ test('the default preset fetches only its GPU\'s tables, model and trace, and gi
   assert.equal(reads.length, before);
 });
 
+test('a GPU without tables fetches the nearest GPU\'s tables (H20: H100\'s) and the datasheets it chose among', async () => {
+  const {M, reads} = await countingModule();
+  const doc = JSON.parse(preset('default.json'));
+  doc.hardware.gpu = 'H20';
+  const result = JSON.parse(await run(M, JSON.stringify(doc)));
+  const fid = result.deployment.roles[0].fidelity;
+  assert.equal(fid.kind, 'datasheet-derived');
+  assert.equal(fid.profile, 'H100-SXM/vllm');
+  assert.equal(fid.transferred_to, 'H20');
+  const fetched = reads.slice(1);
+  assert.ok(fetched.includes('profiles/H100-SXM/vllm/gemm.json'));
+  for (const g of ['A100-80G', 'H100-SXM', 'H200-SXM']) assert.ok(fetched.includes(`profiles/gpus/${g}.json`), g);
+  assert.ok(!fetched.some((p) => /H200-SXM\/|A100-80G\/|trtllm/.test(p)), fetched.join(', '));
+  assert.equal(new Set(fetched).size, fetched.length, 'no file is fetched twice');
+});
+
 test('a file that cannot be fetched reaches the caller as an error naming it', async () => {
   const {M} = await countingModule(/H100-SXM\/vllm\/gemm\.json$/);
   await assert.rejects(run(M, preset('default.json')), /could not fetch profiles\/H100-SXM\/vllm\/gemm\.json: HTTP 404 Not Found/);
