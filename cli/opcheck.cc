@@ -4,6 +4,8 @@
 // docs/validation.md and profiles/<gpu>/<backend>/validation.json.
 //
 //   servesim_opcheck PROFILES_DIR GPU BACKEND
+//   servesim_opcheck --transfer PROFILES_DIR FROM TO BACKEND   (the datasheet path's table transfer, see
+//                                                              opcheck_transfer.cc)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/ape_stats.h"
+#include "cli/opcheck_transfer.h"
 #include "core/fidelity/attention_model.h"
 #include "core/fidelity/deepep_table.h"
 #include "core/fidelity/gemm_model.h"
@@ -51,26 +55,6 @@ bool load(const std::string& path, OpTable& t) {
   return true;
 }
 
-/// Absolute percentage errors and their summary (nearest-rank percentiles).
-struct Errors {
-  std::vector<double> e;
-  void add(double pred, double truth) {
-    if (truth > 0 && pred > 0 && std::isfinite(pred)) e.push_back(std::fabs(pred / truth - 1.0) * 100.0);
-  }
-  void add_all(const Errors& o) { e.insert(e.end(), o.e.begin(), o.e.end()); }
-  OJson json() const {
-    std::vector<double> s = e;
-    std::sort(s.begin(), s.end());
-    auto pct = [&s](double p) {
-      if (s.empty()) return 0.0;
-      std::size_t i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size())));
-      i = i == 0 ? 0 : i - 1;
-      return std::round(s[std::min(i, s.size() - 1)] * 100.0) / 100.0;
-    };
-    return OJson{{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
-  }
-};
-
 /// Every third interior grid line held out (indices 1, 4, 7, ... that are not the last).
 std::vector<bool> every_third(std::size_t n) {
   std::vector<bool> h(n, false);
@@ -88,11 +72,11 @@ std::vector<bool> every_other(std::size_t n) {
 
 OJson check_gemm(const OpTable& t) {
   OJson out;
-  Errors all;
+  ApeStats all;
   OJson by_dtype;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 3) continue;
-    Errors e;
+    ApeStats e;
     for (std::size_t axis = 0; axis < 2; ++axis) {  // hold out n lines, then k lines
       const auto held = every_other(g.axes[axis].size());
       const OpGrid r = drop_grid_lines(g, axis, held);
@@ -145,7 +129,7 @@ struct TokenProxy {
 
 OJson check_attention(const OpTable& t, bool decode, int sms) {
   OJson out;
-  Errors product, product_fixed, model_only, raw_interp, proxy, product_b;
+  ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b;
   int chose[4] = {0, 0, 0, 0};
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
@@ -211,7 +195,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
   }
   out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
                           : "every third interior isl (all batches), then every third interior batch size";
-  Errors both = product;
+  ApeStats both = product;
   both.add_all(product_b);
   out["all"] = both.json();
   out["lengths_held_out"] = product.json();
@@ -239,7 +223,7 @@ struct MlaShapes {
 /// kernel grid through the work model. Whole lines held out as for attention.
 OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, bool decode, int sms,
                 const MlaShapes& sh) {
-  Errors lengths, batches;
+  ApeStats lengths, batches;
   std::map<std::vector<std::string>, bool> configs;  // (kv dtype, gemm type, heads), ordered
   for (const OpGrid& g : t.grids) {
     if (g.key.size() == 5) configs[{g.key[1], g.key[2], g.key[3]}] = true;
@@ -305,7 +289,7 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
   OJson out;
   out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
                           : "every third interior isl (all batches), then every third interior batch size";
-  Errors both = lengths;
+  ApeStats both = lengths;
   both.add_all(batches);
   out["all"] = both.json();
   out["lengths_held_out"] = lengths.json();
@@ -334,7 +318,7 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
 
 OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   OJson out;
-  Errors interp, skew, noskew;
+  ApeStats interp, skew, noskew;
   std::map<std::vector<std::string>, const OpGrid*> by_key;
   for (const OpGrid& g : t.grids) by_key[g.key] = &g;
   for (const OpGrid& g : t.grids) {
@@ -395,7 +379,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 
 OJson check_curves(const OpTable& t) {
   OJson out;
-  Errors e;
+  ApeStats e;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 1) continue;
     const auto held = every_other(g.axes[0].size());
@@ -429,7 +413,7 @@ OJson check_deepep(const OpTable& t) {
     held = every_other(g.axes[0].size());
     g = drop_grid_lines(g, 0, held);
   }
-  Errors phase[2], loglog[2], hidden[2], choice_affine, choice_log;
+  ApeStats phase[2], loglog[2], hidden[2], choice_affine, choice_log;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 1) continue;
     const int p = g.key[f_phase] == "dispatch" ? 0 : 1;
@@ -468,7 +452,7 @@ OJson check_deepep(const OpTable& t) {
       if (!std::isnan(g.values[i]))
         hidden[p].add(hp.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]), g.values[i]);
   }
-  Errors all, all_log, all_hidden;
+  ApeStats all, all_log, all_hidden;
   for (int p = 0; p < 2; ++p) {
     all.add_all(phase[p]);
     all_log.add_all(loglog[p]);
@@ -493,6 +477,7 @@ OJson check_deepep(const OpTable& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--transfer") return transfer_check_main(argc, argv);
   if (argc != 4) {
     std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND\n";
     return 2;

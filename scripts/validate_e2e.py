@@ -6,6 +6,8 @@ Usage (from the repository root, after building):
     python3 scripts/validate_e2e.py                 # replay, write docs/validation.md (e2e section) and
                                                     # profiles/H100-SXM/<backend>/validation.json ("e2e")
     python3 scripts/validate_e2e.py --calibrate     # also fit the host constants with a held-out split by model
+    python3 scripts/validate_e2e.py --datasheet     # the vLLM/SGLang agg rows priced through the datasheet path
+                                                    # (another GPU's tables moved to H100's datasheet)
     python3 scripts/validate_e2e.py --check         # replay the vLLM/SGLang agg and all disagg rows and fail if a
                                                     # group's medians moved above its recorded figures by more
                                                     # than the margin (used by ctest)
@@ -56,6 +58,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -300,7 +303,7 @@ def agg_run_unknown(rows):
     return out
 
 
-def scenario(r, parts, host):
+def scenario(r, parts, host, gpu="H100-SXM"):
     bs, isl, osl = parts["concurrency"], num(r["isl"]), num(r["osl"])
     engine = {"backend": r["backend"], "max_num_seqs": 1024, "max_num_batched_tokens": 8192,
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
@@ -323,7 +326,7 @@ def scenario(r, parts, host):
                                  "parallelism": par(parts["prefill"])},
                                 {"role": "D", "replicas": parts["decode"]["workers"],
                                  "parallelism": par(parts["decode"])}]}
-    return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": "H100-SXM"},
+    return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": gpu},
             "engine": engine, "deployment": deployment,
             "workload": {"num_requests": max(REQUESTS_PER_CLIENT * bs, 32),
                          "arrival": {"process": "closed_loop", "max_concurrency": bs},
@@ -331,11 +334,11 @@ def scenario(r, parts, host):
                          "output_len": output_len(r), "ttft_from": TTFT_FROM}}
 
 
-def simulate(cli, rows, host_by_backend, jobs, tmp):
-    """Mean TTFT/TPOT (ms) per row id; None where the run failed."""
+def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM"):
+    """Mean TTFT/TPOT (ms) per row id; None where the run failed. `gpu`: the hardware (a name or an inline object)."""
     def one(item):
         r, parts = item
-        sc = scenario(r, parts, host_by_backend.get(r["backend"]))
+        sc = scenario(r, parts, host_by_backend.get(r["backend"]), gpu)
         base = os.path.join(tmp, r["id"].replace("/", "_"))
         with open(base + ".json", "w") as f:
             json.dump(sc, f)
@@ -482,6 +485,68 @@ def update_validation_json(table_backend, group, full):
         f.write("\n")
 
 
+# The datasheet path end to end (--datasheet): the rows priced as if H100 had no tables of its own, from another
+# GPU's tables moved to H100's datasheet (hardware.gpu.tables_from), one source GPU per transfer rule.
+DATASHEET_SOURCES = (("H200-SXM", "same architecture"), ("A100-80G", "other architecture"))
+DATASHEET_GROUPS = ("vllm agg", "sglang agg")  # the groups priced from vLLM's tables, which all three GPUs have
+
+
+def datasheet_e2e(args, expressible, tmp):
+    """Replays DATASHEET_GROUPS with H100's own tables and with each DATASHEET_SOURCES GPU's tables moved to H100;
+    writes the e2e_datasheet section of docs/validation.md and profiles/datasheet/validation.json."""
+    rows = [x for x in expressible if "%s %s" % (x[0]["backend"], x[0]["mode"]) in DATASHEET_GROUPS]
+    h100 = json.load(open(os.path.join(ROOT, "profiles", "gpus", "H100-SXM.json")))
+    runs = [("H100-SXM (own tables)", None, "H100-SXM")]
+    for src, rule in DATASHEET_SOURCES:
+        g = dict(h100, name="H100-SXM from %s" % src, tables_from=src)
+        runs.append(("H100-SXM from %s tables (%s)" % (src, rule), rule, g))
+    # The efficiency curves that price a GPU when no GPU has tables: the bundled profiles with an index listing none
+    # (so nothing can be transferred) and an H100 under another name (so its own tables are not found).
+    bare = os.path.join(tmp, "profiles_without_tables")
+    shutil.copytree(os.path.join(ROOT, "profiles"), bare)
+    index = json.load(open(os.path.join(bare, "index.json")))
+    index["tables"] = []
+    json.dump(index, open(os.path.join(bare, "index.json"), "w"))
+    runs.append(("H100-SXM by the efficiency curves (fitted on A100, H100 and H200)", None,
+                 dict(h100, name="H100-SXM by the curves"), bare))
+    table = []
+    by_rule = {}
+    for label, rule, gpu, *profiles in runs:
+        print("replaying %d rows: %s" % (len(rows), label), file=sys.stderr)
+        if profiles:
+            os.environ["SERVESIM_PROFILES"] = profiles[0]
+        sims = simulate(args.cli, rows, {}, args.jobs, tmp, gpu)
+        os.environ.pop("SERVESIM_PROFILES", None)
+        for group in DATASHEET_GROUPS:
+            s = summary(errors([x for x in rows if "%s %s" % (x[0]["backend"], x[0]["mode"]) == group], sims))
+            table.append((label, group, s))
+            if rule and s.get("n"):
+                by_rule.setdefault(rule, {})[group] = {k: s[k] for k in ("n", "ttft_median_abs_pct",
+                                                                         "tpot_median_abs_pct")}
+    lines = ["## End-to-end through the datasheet path", "",
+             "Command: `python3 scripts/validate_e2e.py --datasheet` (%s). The vLLM and SGLang agg rows of "
+             "silicon_h100.csv replayed as above, once with H100's own tables and once per transfer rule with another "
+             "GPU's tables moved to H100's datasheet (an inline H100 with `tables_from`), as a GPU without tables is "
+             "priced, and once by the datasheet efficiency curves alone (what prices a GPU when no GPU has tables; "
+             "in-sample, as H100 is one of the GPUs they are fitted on). The host constants are the same in every "
+             "run." % datetime.date.today().isoformat(), "",
+             "| pricing | group | rows | TTFT median abs err | TTFT p90 | TTFT median signed | TPOT median abs err | "
+             "TPOT p90 | TPOT median signed |", "|---|---|---|---|---|---|---|---|---|"]
+    for label, group, s in table:
+        if s.get("n"):
+            lines.append("| %s | %s | %d | %.1f%% | %.1f%% | %+.1f%% | %.1f%% | %.1f%% | %+.1f%% |" % (
+                label, group, s["n"], s["ttft_median_abs_pct"], s["ttft_p90_abs_pct"], s["ttft_median_signed_pct"],
+                s["tpot_median_abs_pct"], s["tpot_p90_abs_pct"], s["tpot_median_signed_pct"]))
+    replace_section(DOC, "e2e_datasheet", "\n".join(lines))
+    path = os.path.join(ROOT, "profiles", "datasheet", "validation.json")
+    doc = json.load(open(path)) if os.path.exists(path) else {}
+    doc.setdefault("summary", {})["e2e_median_abs_pct"] = by_rule
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print("\n".join(lines))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native", "servesim"))
@@ -492,6 +557,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--model", default="", help="only rows whose model_path contains this (case-insensitive)")
+    ap.add_argument("--datasheet", action="store_true",
+                    help="replay the vLLM/SGLang agg rows through the datasheet path (DATASHEET_SOURCES)")
     args = ap.parse_args()
     if not os.path.exists(args.cli):
         sys.exit("simulator not built: %s" % args.cli)
@@ -524,6 +591,10 @@ def main():
                 lim.append((r, p))
         expressible = lim
 
+    if args.datasheet:
+        with tempfile.TemporaryDirectory() as tmp:
+            datasheet_e2e(args, expressible, tmp)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         calib = {}
         if args.calibrate:

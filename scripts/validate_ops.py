@@ -9,8 +9,11 @@ For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulato
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
 writes p50/p95/max absolute percentage error per op family into profiles/<gpu>/<backend>/validation.json ("ops",
 and the compact "summary" the result JSON quotes) and the "ops" section of docs/validation.md. It also validates
-the datasheet-derived path (GPUs without tables) leave-one-GPU-out: the efficiency curves of
-scripts/gen_tables.py are refitted on two of H100/H200/A100 and predict the third's measurements.
+the datasheet-derived path (GPUs without tables) on the GPUs that have them: every table of one GPU moved to
+another's datasheet by the simulator's table transfer (`servesim_opcheck --transfer`, every ordered pair; the
+same-architecture rule between H100 and H200, the other-architecture rule between A100 and either) against the
+other GPU's measurements, and the efficiency curves of scripts/gen_tables.py (used only for families a reference
+GPU lacks) leave-one-GPU-out: refitted on two of H100/H200/A100, predicting the third's measurements.
 
 Standard library only.
 """
@@ -97,6 +100,44 @@ def datasheet_loo():
     return out, raw
 
 
+# Ordered pairs of GPUs with tables for the transfer check (backend:from:to): both directions of every pair that
+# shares a backend's tables.
+TRANSFER_PAIRS = ["vllm:H100-SXM:H200-SXM", "vllm:H200-SXM:H100-SXM", "trtllm:H100-SXM:H200-SXM",
+                  "trtllm:H200-SXM:H100-SXM", "vllm:H100-SXM:A100-80G", "vllm:A100-80G:H100-SXM",
+                  "vllm:H200-SXM:A100-80G", "vllm:A100-80G:H200-SXM"]
+TRANSFER_FAMILIES = ["gemm", "attention_prefill", "attention_decode", "attention_prefill_window",
+                     "attention_decode_window", "mla_prefill", "mla_decode", "moe", "custom_allreduce", "nccl"]
+
+
+def transfer_lines(rep):
+    """The transfer section of docs/validation.md from `servesim_opcheck --transfer`'s report."""
+    lines = ["", "### Datasheet-derived path (GPUs without tables): measured tables moved to another datasheet", "",
+             "A GPU without tables is priced from the nearest GPU with tables, every cell re-priced by the two "
+             "datasheets' rooflines at its shape (core/fidelity/table_transfer.h): for the same compute capability the "
+             "roofline part of the measurement is replaced and the rest kept (t - roof + roof'), for another "
+             "architecture the whole time scales (t x roof' / roof); collectives scale with the link bandwidth. "
+             "Checked here on the GPUs that have tables: each GPU's tables moved to another GPU's datasheet, against "
+             "that GPU's own measurements wherever both measured the same shape (`servesim_opcheck --transfer`). "
+             "`as measured` uses the other GPU's measurements unchanged. Pooled per rule (p50 / p95 absolute "
+             "percentage error):", "",
+             "| family | same architecture (H100 <-> H200, vLLM + TRT-LLM): transfer | as measured | "
+             "other architecture (A100 <-> H100, H200; vLLM): transfer | as measured |", "|---|---|---|---|---|"]
+    pooled = rep["pooled"]
+    for fam in TRANSFER_FAMILIES:
+        row = [fam]
+        for rule in ("same architecture", "other architecture"):
+            v = pooled.get(rule, {}).get(fam)
+            row += ["%.1f%% / %.1f%% (n %d)" % (v["transfer"]["p50"], v["transfer"]["p95"], v["transfer"]["n"]),
+                    "%.1f%% / %.1f%%" % (v["unscaled"]["p50"], v["unscaled"]["p95"])] if v else ["-", "-"]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "Per pair (transfer p50 / p95):", ""]
+    for pr in rep["pairs"]:
+        lines.append("- %s -> %s (%s, %s): " % (pr["from"], pr["to"], pr["backend"], pr["rule"]) + ", ".join(
+            "%s %.1f%% / %.1f%%" % (f, pr["families"][f]["transfer"]["p50"], pr["families"][f]["transfer"]["p95"])
+            for f in TRANSFER_FAMILIES if f in pr["families"]))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
@@ -124,9 +165,16 @@ def main():
             doc["summary"] = summ
             write_json(path, doc)
     loo, raw = datasheet_loo()
+    print("checking the table transfer ...", file=sys.stderr)
+    p = subprocess.run([tool, "--transfer", PROFILES] + TRANSFER_PAIRS, capture_output=True, text=True, check=True)
+    transfer = json.loads(p.stdout)
     write_json(os.path.join(PROFILES, "datasheet", "validation.json"),
                {"summary": {"report": "docs/validation.md",
-                            "leave_one_gpu_out_ape_pct": {f: v for f, v in sorted(loo.items())}},
+                            "leave_one_gpu_out_ape_pct": {f: v for f, v in sorted(loo.items())},
+                            "transfer_ape_pct": {rule: {f: {k: v["transfer"][k] for k in ("n", "p50", "p95")}
+                                                        for f, v in fams.items()}
+                                                 for rule, fams in transfer["pooled"].items()}},
+                "transfer_pairs": transfer["pairs"],
                 "command": "python3 scripts/validate_ops.py", "date": today})
 
     lines = ["## Per-op held-out validation", "",
@@ -212,8 +260,11 @@ def main():
             a, b = sk["slowest_rank_model"], sk["balanced_curve_only"]
             lines.append("| %s/%s | %d | %.1f%% / %.1f%% | %.1f%% / %.1f%% |" % (
                 rep["gpu"], rep["backend"], a["n"], a["p50"], a["p95"], b["p50"], b["p95"]))
-    lines += ["", "### Datasheet-derived path (GPUs without tables), leave one GPU out", "",
-              "Roofline x efficiency curve refitted on the two other GPUs, predicting every measurement of the "
+    lines += transfer_lines(transfer)
+    lines += ["", "### Datasheet efficiency curves, leave one GPU out", "",
+              "Used only for what the reference GPU's tables lack (A100 as reference: MLA, sliding-window grids), and "
+              "for every family when no GPU has tables. Roofline x efficiency curve refitted on the two other GPUs, "
+              "predicting every measurement of the "
               "held-out GPU (vLLM tables; GEMM shapes with n, k >= 1024; attention bf16 head_dim 128). "
               "`roofline only` is the uncorrected datasheet roofline on all three GPUs.", "",
               "| family | held-out A100-80G p50/p95 | held-out H100-SXM | held-out H200-SXM | roofline only |",

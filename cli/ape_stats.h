@@ -1,0 +1,32 @@
+#pragma once
+/// Absolute percentage errors of predictions against measurements, summarised with nearest-rank percentiles as
+/// the validation reports print them (servesim_opcheck).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+struct ApeStats {
+  std::vector<double> e;  ///< |pred / truth - 1| x 100 per comparison
+  void add(double pred, double truth) {
+    if (truth > 0 && pred > 0 && std::isfinite(pred)) e.push_back(std::fabs(pred / truth - 1.0) * 100.0);
+  }
+  void add_all(const ApeStats& o) { e.insert(e.end(), o.e.begin(), o.e.end()); }
+  /// {"n", "p50", "p95", "max"}, percentages rounded to 0.01.
+  nlohmann::ordered_json json() const {
+    std::vector<double> s = e;
+    std::sort(s.begin(), s.end());
+    auto pct = [&s](double p) {
+      if (s.empty()) return 0.0;
+      std::size_t i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size())));
+      i = i == 0 ? 0 : i - 1;
+      return std::round(s[std::min(i, s.size() - 1)] * 100.0) / 100.0;
+    };
+    return {{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
+  }
+};
+
+}  // namespace servesim
