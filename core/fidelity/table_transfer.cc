@@ -52,107 +52,141 @@ bool has_key(const OpTable& t, const char* name) {
   return std::find(t.key_fields.begin(), t.key_fields.end(), name) != t.key_fields.end();
 }
 
-/// Axis values of one cell.
-std::vector<double> cell_axes(const OpGrid& g, std::size_t cell) {
-  std::vector<double> x(g.axes.size());
-  for (std::size_t a = 0; a < g.axes.size(); ++a) x[a] = g.axes[a][(cell / g.strides[a]) % g.axes[a].size()];
-  return x;
-}
-
 /// Causal (query, key) pairs of one prompt of `s` tokens whose queries see at most `window` keys (0 = all).
 double causal_pairs(double s, double window) {
   if (window > 0 && s > window) return window * (window + 1) / 2 + (s - window) * window;
   return s * (s + 1) / 2;
 }
 
-void attention_work(const OpTable& t, const OpGrid& g, const std::vector<double>& x, bool decode, CellWork& w) {
-  const double d = key_num(t, g, "head_dim"), h = key_num(t, g, "num_heads"), kvh = key_num(t, g, "num_kv_heads");
-  const double window = key_num(t, g, "window");
-  const double kvb = dtype_bytes_of(key_text(t, g, "kv_cache_dtype"));
-  const double b = x[0], s = x[1];
-  if (decode) {
-    const double keys = window > 0 ? std::min(s, window) : s;
-    w.flops = 4 * h * d * b * keys;
-    w.bytes = b * keys * 2 * kvh * d * kvb + b * h * d * 2 * 2;
-  } else {
-    w.flops = 4 * h * d * b * causal_pairs(s, window);
-    w.bytes = b * s * (2 * kvh * d * kvb + 2 * h * d * 2);
-  }
-}
+enum class OpKind { kUnknown, kGemm, kContext, kGeneration, kMlaContext, kMlaGeneration, kMoe, kCollective, kDeepEp };
 
-/// One DeepSeek attention layer on one GPU (module tables: projections + kernel; kernel tables: the kernel).
-void mla_work(const OpTable& t, const OpGrid& g, const std::vector<double>& x, bool decode, const ModelSpec& m,
-              CellWork& w) {
-  const double h = key_num(t, g, "num_heads");
-  const double kvb = dtype_bytes_of(key_text(t, g, "kv_cache_dtype"));
-  const double H = static_cast<double>(m.hidden_size), qr = static_cast<double>(m.q_lora_rank);
-  const double kr = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_head_dim);
-  const double nope = static_cast<double>(m.qk_nope_head_dim), v = static_cast<double>(m.v_head_dim);
-  const double b = x[0], s = x[1];
-  const double tokens = decode ? b : b * s;
-  if (decode) {
-    // Absorbed projections: multi-query attention over the latent (kv_lora_rank + rope) of every cached token.
-    w.flops = 2 * h * (kr + rope + kr) * b * s;
-    w.bytes = b * s * (kr + rope) * kvb;
-  } else {
-    w.flops = 2 * h * (nope + rope + v) * b * causal_pairs(s, 0);
-    w.bytes = b * s * (kr + rope) * kvb;
-  }
-  if (has_key(t, "gemm_type")) {
-    // q_a, kv_a (with rope), q_b, kv_b and o projections of the module.
-    const double weights = H * qr + H * (kr + rope) + qr * h * (nope + rope) + kr * h * (nope + v) + h * v * H;
-    const std::string& gt = key_text(t, g, "gemm_type");
-    w.flops += 2 * tokens * weights;
-    w.bytes += weights * dtype_bytes_of(gt) + tokens * H * 2 * 2;
-    w.fp8 = is_fp8(gt);
-  }
-}
+/// What every cell of one grid shares: the op and its key fields as numbers, parsed once per grid.
+struct GridKey {
+  OpKind kind = OpKind::kUnknown;
+  double d = 0, h = 0, kvh = 0, window = 0, kv_bytes = 2;  // attention, MLA (h)
+  double H = 0, I = 0, topk = 0, E = 0, tp = 1, ep = 1;    // MoE (H, topk also DeepEP)
+  double weight_bytes = 2, gpus = 2, link_factor = 0;     // GEMM / MoE weights; collectives
+  bool fp8 = false, module = false;                       // MLA: module tables carry the projections
+  double mla_weights = 0, mla_hidden = 0, qk = 0, v = 0, latent = 0, rope = 0;
+};
 
-void moe_work(const OpTable& t, const OpGrid& g, double tokens, CellWork& w) {
+GridKey parse_key(const OpTable& t, const OpGrid& g, const ModelSpec& m) {
+  GridKey k;
+  const std::string& op = t.op;
+  k.kind = op == "gemm"                                                               ? OpKind::kGemm
+           : op == "context_attention" || op == "context_attention_window"           ? OpKind::kContext
+           : op == "generation_attention" || op == "generation_attention_window"     ? OpKind::kGeneration
+           : op == "mla_context"                                                      ? OpKind::kMlaContext
+           : op == "mla_generation"                                                   ? OpKind::kMlaGeneration
+           : op == "moe"                                                              ? OpKind::kMoe
+           : op == "custom_allreduce" || op == "nccl"                                 ? OpKind::kCollective
+           : op == "deepep_ll" || op == "deepep_normal"                               ? OpKind::kDeepEp
+                                                                                      : OpKind::kUnknown;
+  k.d = key_num(t, g, "head_dim");
+  k.h = key_num(t, g, "num_heads");
+  k.kvh = key_num(t, g, "num_kv_heads");
+  k.window = key_num(t, g, "window");
+  k.kv_bytes = dtype_bytes_of(key_text(t, g, "kv_cache_dtype"));
+  k.H = key_num(t, g, "hidden");
+  k.I = key_num(t, g, "inter");
+  k.topk = key_num(t, g, "topk");
+  k.E = key_num(t, g, "experts");
+  k.tp = std::max(1.0, key_num(t, g, "tp"));
+  k.ep = std::max(1.0, key_num(t, g, "ep"));
   const std::string& dt = key_text(t, g, "dtype");
-  const double H = key_num(t, g, "hidden"), I = key_num(t, g, "inter"), topk = key_num(t, g, "topk");
-  const double E = key_num(t, g, "experts"), tp = std::max(1.0, key_num(t, g, "tp"));
-  const double ep = std::max(1.0, key_num(t, g, "ep"));
-  if (E <= 0 || topk <= 0) return;
-  const double rows = tokens * topk / ep, inter = I / tp;
-  const double touched = E / ep * (1.0 - det_pow(1.0 - 1.0 / E, tokens * topk));
-  w.flops = 2 * rows * 3 * H * inter;
-  w.bytes = touched * 3 * H * inter * dtype_bytes_of(dt) + rows * (H + inter) * 2 * 2;
-  w.fp8 = is_fp8(dt);
+  k.weight_bytes = dtype_bytes_of(dt);
+  k.fp8 = is_fp8(dt);
+  if (k.kind == OpKind::kCollective) {
+    k.gpus = std::max(2.0, key_num(t, g, "gpus"));
+    const std::string& coll = key_text(t, g, "op");
+    k.link_factor = (coll.empty() || coll == "all_reduce" ? 2.0 : 1.0) * (k.gpus - 1) / k.gpus *
+                    (dt.empty() ? 2.0 : k.weight_bytes);
+  }
+  if (k.kind == OpKind::kMlaContext || k.kind == OpKind::kMlaGeneration) {
+    const double H = static_cast<double>(m.hidden_size), qr = static_cast<double>(m.q_lora_rank);
+    const double nope = static_cast<double>(m.qk_nope_head_dim);
+    k.latent = static_cast<double>(m.kv_lora_rank);
+    k.rope = static_cast<double>(m.qk_rope_head_dim);
+    k.qk = nope + k.rope;
+    k.v = static_cast<double>(m.v_head_dim);
+    k.mla_hidden = H;
+    k.module = has_key(t, "gemm_type");
+    // q_a, kv_a (with rope), q_b, kv_b and o projections of the module.
+    k.mla_weights = H * qr + H * (k.latent + k.rope) + qr * k.h * k.qk + k.latent * k.h * (nope + k.v) + k.h * k.v * H;
+    const std::string& gt = key_text(t, g, "gemm_type");
+    k.weight_bytes = dtype_bytes_of(gt);
+    k.fp8 = k.module && is_fp8(gt);
+  }
+  return k;
+}
+
+/// The work of the cell at axis values `x` of a grid with key `k`.
+void work_of(const GridKey& k, const double* x, CellWork& w) {
+  w = CellWork();
+  switch (k.kind) {
+    case OpKind::kGemm: {
+      const double n = x[0], kk = x[1], m = x[2];
+      w.flops = 2 * m * n * kk;
+      w.bytes = n * kk * k.weight_bytes + m * kk * (k.fp8 ? 1.0 : 2.0) + m * n * 2;
+      w.fp8 = k.fp8;
+      break;
+    }
+    case OpKind::kContext: {
+      const double b = x[0], s = x[1];
+      w.flops = 4 * k.h * k.d * b * causal_pairs(s, k.window);
+      w.bytes = b * s * (2 * k.kvh * k.d * k.kv_bytes + 2 * k.h * k.d * 2);
+      break;
+    }
+    case OpKind::kGeneration: {
+      const double b = x[0], keys = k.window > 0 ? std::min(x[1], k.window) : x[1];
+      w.flops = 4 * k.h * k.d * b * keys;
+      w.bytes = b * keys * 2 * k.kvh * k.d * k.kv_bytes + b * k.h * k.d * 2 * 2;
+      break;
+    }
+    case OpKind::kMlaContext:
+    case OpKind::kMlaGeneration: {
+      const bool decode = k.kind == OpKind::kMlaGeneration;
+      const double b = x[0], s = x[1], tokens = decode ? b : b * s;
+      // Decode with absorbed projections: multi-query attention over the latent (kv_lora_rank + rope) of every
+      // cached token; prefill: attention over the decompressed heads.
+      w.flops = decode ? 2 * k.h * (k.latent + k.rope + k.latent) * b * s : 2 * k.h * (k.qk + k.v) * b * causal_pairs(s, 0);
+      w.bytes = b * s * (k.latent + k.rope) * k.kv_bytes;
+      if (k.module) {
+        w.flops += 2 * tokens * k.mla_weights;
+        w.bytes += k.mla_weights * k.weight_bytes + tokens * k.mla_hidden * 2 * 2;
+        w.fp8 = k.fp8;
+      }
+      break;
+    }
+    case OpKind::kMoe: {
+      if (k.E <= 0 || k.topk <= 0) break;
+      const double tokens = x[0], rows = tokens * k.topk / k.ep, inter = k.I / k.tp;
+      const double touched = k.E / k.ep * (1.0 - det_pow(1.0 - 1.0 / k.E, tokens * k.topk));
+      w.flops = 2 * rows * 3 * k.H * inter;
+      w.bytes = touched * 3 * k.H * inter * k.weight_bytes + rows * (k.H + inter) * 2 * 2;
+      w.fp8 = k.fp8;
+      break;
+    }
+    case OpKind::kCollective: w.link_bytes = k.link_factor * x[0]; break;
+    case OpKind::kDeepEp: w.link_bytes = x[0] * k.topk * k.H * 2; break;
+    case OpKind::kUnknown: break;
+  }
+}
+
+/// Axis values of one cell (at most three axes in any table).
+constexpr std::size_t kMaxAxes = 4;
+void cell_axes(const OpGrid& g, std::size_t cell, double* x) {
+  for (std::size_t a = 0; a < g.axes.size() && a < kMaxAxes; ++a)
+    x[a] = g.axes[a][(cell / g.strides[a]) % g.axes[a].size()];
 }
 
 }  // namespace
 
 bool cell_work(const OpTable& t, std::size_t grid, std::size_t cell, const ModelSpec& model, CellWork& w) {
-  w = CellWork();
   const OpGrid& g = t.grids[grid];
-  const std::vector<double> x = cell_axes(g, cell);
-  const std::string& op = t.op;
-  if (op == "gemm") {
-    const std::string& dt = key_text(t, g, "dtype");
-    const double n = x[0], k = x[1], m = x[2];
-    w.flops = 2 * m * n * k;
-    w.bytes = n * k * dtype_bytes_of(dt) + m * k * (is_fp8(dt) ? 1.0 : 2.0) + m * n * 2;
-    w.fp8 = is_fp8(dt);
-  } else if (op == "context_attention" || op == "context_attention_window") {
-    attention_work(t, g, x, false, w);
-  } else if (op == "generation_attention" || op == "generation_attention_window") {
-    attention_work(t, g, x, true, w);
-  } else if (op == "mla_context" || op == "mla_generation") {
-    mla_work(t, g, x, op == "mla_generation", model, w);
-  } else if (op == "moe") {
-    moe_work(t, g, x[0], w);
-  } else if (op == "custom_allreduce" || op == "nccl") {
-    const double n = std::max(2.0, key_num(t, g, "gpus"));
-    const std::string& dt = key_text(t, g, "dtype");
-    const double bytes = x[0] * (dt.empty() ? 2.0 : dtype_bytes_of(dt));
-    const std::string& coll = key_text(t, g, "op");
-    w.link_bytes = (coll.empty() || coll == "all_reduce" ? 2.0 : 1.0) * (n - 1) / n * bytes;
-  } else if (op == "deepep_ll" || op == "deepep_normal") {
-    w.link_bytes = x[0] * key_num(t, g, "topk") * key_num(t, g, "hidden") * 2;
-  } else {
-    return false;
-  }
+  double x[kMaxAxes] = {};
+  cell_axes(g, cell, x);
+  work_of(parse_key(t, g, model), x, w);
   return w.flops > 0 || w.bytes > 0 || w.link_bytes > 0;
 }
 
@@ -170,12 +204,16 @@ double transfer_time_us(double t_us, const CellWork& w, const GpuSpec& from, con
 }
 
 void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, TransferRule rule, const ModelSpec& model) {
-  for (std::size_t gi = 0; gi < table.grids.size(); ++gi) {
-    OpGrid& g = table.grids[gi];
+  for (OpGrid& g : table.grids) {
+    const GridKey key = parse_key(table, g, model);
+    if (key.kind == OpKind::kUnknown || g.axes.size() > kMaxAxes) continue;
+    double x[kMaxAxes] = {};
+    CellWork w;
     for (std::size_t c = 0; c < g.values.size(); ++c) {
       if (!(g.values[c] > 0)) continue;  // NaN: not measured
-      CellWork w;
-      if (!cell_work(table, gi, c, model, w)) continue;
+      cell_axes(g, c, x);
+      work_of(key, x, w);
+      if (!(w.flops > 0 || w.bytes > 0 || w.link_bytes > 0)) continue;
       g.values[c] = transfer_time_us(g.values[c], w, from, to, rule);
       g.log_values[c] = interp_log(g.values[c]);
     }
