@@ -4,6 +4,8 @@
 Usage (from the repository root, after building):
 
     python3 scripts/validate_ops.py [--build DIR]
+    python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
+                                                       # pooled p50 / p95 grew past the recorded figures (ctest)
 
 For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulator's own C++ predictors: whole
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
@@ -138,13 +140,41 @@ def transfer_lines(rep):
     return lines
 
 
+# --check-transfer: how far (percentage points) a pooled p50 / p95 may grow past the recorded one.
+CHECK_MARGIN_P50, CHECK_MARGIN_P95 = 0.5, 1.0
+
+
+def check_transfer(tool):
+    p = subprocess.run([tool, "--transfer", PROFILES] + TRANSFER_PAIRS, capture_output=True, text=True, check=True)
+    got = json.loads(p.stdout)["pooled"]
+    rec = load_json(os.path.join(PROFILES, "datasheet", "validation.json"), {}).get("summary", {}).get(
+        "transfer_ape_pct", {})
+    if not rec:
+        sys.exit("no recorded transfer figures in profiles/datasheet/validation.json (run scripts/validate_ops.py)")
+    bad = []
+    for rule, fams in rec.items():
+        for fam, r in fams.items():
+            g = got.get(rule, {}).get(fam, {}).get("transfer")
+            if g is None or g["n"] < r["n"]:
+                bad.append("%s %s: %s of %d cells compared" % (rule, fam, g["n"] if g else 0, r["n"]))
+            elif g["p50"] > r["p50"] + CHECK_MARGIN_P50 or g["p95"] > r["p95"] + CHECK_MARGIN_P95:
+                bad.append("%s %s: p50 / p95 %.2f / %.2f%% against recorded %.2f / %.2f%%" % (
+                    rule, fam, g["p50"], g["p95"], r["p50"], r["p95"]))
+    if bad:
+        sys.exit("table transfer error regressed: " + "; ".join(bad))
+    print("table transfer within the recorded figures: %d families" % sum(len(f) for f in rec.values()))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
+    ap.add_argument("--check-transfer", action="store_true")
     args = ap.parse_args()
     tool = os.path.join(args.build, "cli", "servesim_opcheck")
     if not os.path.exists(tool):
         sys.exit("not built: %s" % tool)
+    if args.check_transfer:
+        return check_transfer(tool)
     today = datetime.date.today().isoformat()
     results = []
     for gpu, _ in gen_tables.GPUS:
