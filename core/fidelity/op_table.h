@@ -28,6 +28,8 @@ struct OpTable {
   std::vector<std::string> key_fields, axis_fields;
   std::string source_file;
   std::int64_t source_rows = 0;
+  /// Identifies the text it was parsed from ("folder/file:size:hash", set by the profile loader; "" otherwise).
+  std::string fingerprint;
   std::vector<OpGrid> grids;
   /// The grid whose key equals `key` exactly (same order as key_fields), or nullptr.
   const OpGrid* find(const std::vector<std::string>& key) const;

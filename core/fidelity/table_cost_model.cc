@@ -93,6 +93,7 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
     out = OpTable();
     return false;
   }
+  out.fingerprint = key;
   std::lock_guard<std::mutex> lock(table_cache_mutex());
   table_cache().emplace(key, out);
   return true;
@@ -183,6 +184,56 @@ std::string transfer_error_json(const ResourceCatalog& catalog, TransferRule rul
   return out.dump();
 }
 
+// Transferred tables by (source tables, both datasheets, MLA dimensions): the sessions of one process (sweeps,
+// the page's runs) move each GPU's tables once. A few entries at most; the oldest goes first.
+constexpr std::size_t kTransferCacheEntries = 8;
+std::mutex& transfer_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::pair<std::string, ProfileTables>>& transfer_cache() {
+  static std::vector<std::pair<std::string, ProfileTables>> c;
+  return c;
+}
+
+std::string transfer_cache_key(const ProfileTables& t, const GpuSpec& from, const GpuSpec& to, const ModelSpec& m) {
+  std::string k;
+  for (const OpTable* table : {&t.gemm, &t.context_attention, &t.generation_attention, &t.moe, &t.custom_allreduce,
+                               &t.nccl, &t.mla_context, &t.mla_generation, &t.deepep_ll, &t.deepep_normal,
+                               &t.context_attention_window, &t.generation_attention_window})
+    k += (table->fingerprint.empty() && !table->empty() ? "?" : table->fingerprint) + ";";
+  char buf[512];
+  for (const GpuSpec* g : {&from, &to}) {
+    std::snprintf(buf, sizeof buf, "%.17g|%.17g|%.17g|%.17g|%.17g|%s;", g->bf16_tflops, g->fp8_tflops, g->hbm_tb_s,
+                  g->nvlink_gb_s, g->pcie_gb_s, g->compute_capability.c_str());
+    k += g->name + "|" + buf;
+  }
+  std::snprintf(buf, sizeof buf, "%lld|%lld|%lld|%lld|%lld|%lld", static_cast<long long>(m.hidden_size),
+                static_cast<long long>(m.q_lora_rank), static_cast<long long>(m.kv_lora_rank),
+                static_cast<long long>(m.qk_rope_head_dim), static_cast<long long>(m.qk_nope_head_dim),
+                static_cast<long long>(m.v_head_dim));
+  return k + buf;
+}
+
+bool cached_transfer(const std::string& key, ProfileTables& out) {
+  if (key.find('?') != std::string::npos) return false;  // a table not loaded from a profile: not cacheable
+  std::lock_guard<std::mutex> lock(transfer_cache_mutex());
+  for (const auto& [k, t] : transfer_cache())
+    if (k == key) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+void remember_transfer(const std::string& key, const ProfileTables& t) {
+  if (key.find('?') != std::string::npos) return;
+  std::lock_guard<std::mutex> lock(transfer_cache_mutex());
+  auto& c = transfer_cache();
+  if (c.size() >= kTransferCacheEntries) c.erase(c.begin());
+  c.emplace_back(key, t);
+}
+
 }  // namespace
 
 bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
@@ -208,7 +259,11 @@ bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const 
   if (!load_profile_tables(catalog, from, backend, model, t, error)) return false;
   if (!t.any() && !load_profile_tables(catalog, from, "vllm", model, t, error)) return false;
   if (!t.any()) return true;
-  transfer_tables(t, ref, gpu, model);
+  const std::string key = transfer_cache_key(t, ref, gpu, model);
+  if (!cached_transfer(key, t)) {
+    transfer_tables(t, ref, gpu, model);
+    remember_transfer(key, t);
+  }
   t.validation_json = transfer_error_json(catalog, transfer_rule(ref, gpu));
   out = std::move(t);
   return true;

@@ -239,3 +239,15 @@ TEST_CASE("moved from H100, the H200 tables' MoE and decode cells are nearer H20
     CHECK(err_moved < bound * err_as_is);
   }
 }
+
+TEST_CASE("moved tables are reused within a process only for the same datasheets", "[fidelity][transfer]") {
+  const GpuSpec h20 = test::bundled_gpu("H20");
+  GpuSpec faster = h20;  // same name, twice the HBM bandwidth: must not reuse H20's moved tables
+  faster.hbm_tb_s *= 2;
+  const BatchShape step = test::decode_batch(64, 4096);
+  const SimTime first = cost_for("Llama-3.1-8B", h20, 1)->price(step).total;
+  const SimTime again = cost_for("Llama-3.1-8B", h20, 1)->price(step).total;
+  const SimTime other = cost_for("Llama-3.1-8B", faster, 1)->price(step).total;
+  CHECK(again == first);
+  CHECK(other < first);
+}
