@@ -90,6 +90,11 @@ test('a client timing the first text: the form offers ttft_from and the summary 
   assert.match(await page.locator('.summary [data-key=ttft_token]').textContent(), /output token 1, the first that carries text/);
 });
 
+test('the GPU field says which GPUs have measured tables and how the others are priced', async () => {
+  const hint = await page.locator('.field[data-path="/hardware/gpu"] .hint').textContent();
+  assert.match(hint, /measured tables: A100-80G, H100-SXM, H200-SXM; other GPUs: the nearest one's/);
+});
+
 test('an uploaded Hugging Face config.json defines an inline model that runs', async () => {
   const model = JSON.parse(readFileSync(join(ROOT, 'profiles/models/Qwen2-7B.json'), 'utf8'));
   await page.locator('.field[data-path="/model"] input[type=file]').setInputFiles({

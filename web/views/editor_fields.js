@@ -60,6 +60,12 @@ function roleGroup(i, catalog) {
   };
 }
 
+/** Which GPUs have measured tables (index "tables" entries "<gpu>/<backend>/gemm"), and what the others get. */
+function gpuHint(catalog) {
+  const measured = [...new Set((catalog.tables ?? []).filter((t) => t.endsWith('/gemm')).map((t) => t.split('/')[0]))];
+  return measured.length ? `measured tables: ${measured.join(', ')}; other GPUs: the nearest one's, moved to their datasheet` : '';
+}
+
 /** The form's groups for a profile catalog {models, gpus, traces, workloads} (profiles/index.json). */
 export function fieldGroups(catalog) {
   const tri = ['true', 'false'];
@@ -70,7 +76,7 @@ export function fieldGroups(catalog) {
     ]},
     {title: 'Model and hardware', fields: [
       {path: '/model', label: 'model', kind: 'model', options: catalog.models, span: 2},
-      {path: '/hardware/gpu', label: 'GPU', kind: 'select', options: catalog.gpus, optional: true},
+      {path: '/hardware/gpu', label: 'GPU', kind: 'select', options: catalog.gpus, optional: true, hint: gpuHint(catalog)},
     ]},
     {title: 'Deployment', path: '/deployment', fields: [
       {path: '#architecture', label: 'architecture', kind: 'architecture', options: ARCHITECTURES, span: 2,
