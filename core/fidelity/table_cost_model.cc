@@ -234,10 +234,9 @@ void remember_transfer(const std::string& key, const ProfileTables& t) {
   c.emplace_back(key, t);
 }
 
-}  // namespace
-
-bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
-                      const ModelSpec& model, ProfileTables& out, std::string& error) {
+/// This GPU's own tables; for a GPU without any (or naming tables_from) another GPU's, moved to its datasheet.
+bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                              const ModelSpec& model, ProfileTables& out, std::string& error) {
   if (gpu.tables_from.empty()) {
     if (!load_profile_tables(catalog, gpu.name, backend, model, out, error)) return false;
     // A GPU the index lists with tables keeps its own even while they are not loaded yet (in the browser a missing
@@ -266,6 +265,43 @@ bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const 
   }
   t.validation_json = transfer_error_json(catalog, transfer_rule(ref, gpu));
   out = std::move(t);
+  return true;
+}
+
+/// SGLang MoE roles on a GPU whose tables have no DeepEP measurements (H200, and GPUs priced from them): the DeepEP
+/// tables of the nearest GPU that has them, moved to this GPU's datasheet (they scale with the NVLink bandwidth).
+bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const ModelSpec& model, ProfileTables& t,
+                   std::string& error) {
+  std::vector<std::string> candidates;
+  for (const std::string& entry : catalog.list("tables")) {
+    const std::string suffix = "/sglang/deepep_ll";
+    if (entry.size() > suffix.size() && entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) == 0)
+      candidates.push_back(entry.substr(0, entry.size() - suffix.size()));
+  }
+  const std::string from = nearest_table_gpu(catalog, gpu, candidates);
+  GpuSpec ref;
+  Errors errors;
+  if (from.empty() || (read_gpu(Json(from), "", catalog, ref, errors), !errors.ok())) return true;
+  OpTable ll, normal;
+  if (!load_table(catalog, from + "/sglang", "deepep_ll.json", ll, error) ||
+      !load_table(catalog, from + "/sglang", "deepep_normal.json", normal, error))
+    return error.empty();
+  const TransferRule rule = transfer_rule(ref, gpu);
+  transfer_table(ll, ref, gpu, rule, model);
+  transfer_table(normal, ref, gpu, rule, model);
+  t.deepep_ll = std::move(ll);
+  t.deepep_normal = std::move(normal);
+  t.deepep_from = from;
+  return true;
+}
+
+}  // namespace
+
+bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                      const ModelSpec& model, bool deepep, ProfileTables& out, std::string& error) {
+  if (!load_own_or_moved_tables(catalog, gpu, backend, model, out, error)) return false;
+  if (deepep && backend == "sglang" && model.is_moe() && out.any() && out.deepep_ll.empty())
+    return borrow_deepep(catalog, gpu, model, out, error);
   return true;
 }
 
@@ -374,7 +410,8 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
     use_deepep_ = deepep_ll_.ok() && deepep_normal_.ok() && p_.ep_ffn > 1 && p_.ep_ffn <= g_.gpus_per_node;
   }
   source_[static_cast<int>(OpFamily::kAllToAll)] =
-      use_deepep_ || (collectives_.has_nccl() && p_.ep_ffn <= 8 && p_.ep_ffn <= g_.gpus_per_node)
+      use_deepep_ && !t_.deepep_from.empty() ? PriceSource::kDatasheet
+      : use_deepep_ || (collectives_.has_nccl() && p_.ep_ffn <= 8 && p_.ep_ffn <= g_.gpus_per_node)
           ? PriceSource::kTable
           : PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kAfTransfer)] = PriceSource::kRoofline;
@@ -1103,9 +1140,10 @@ std::string TableCostModel::describe() const {
     d += module ? " minus GEMM-table projections (capped by the modules)" : ", projections from the GEMM table";
   }
   if (use_deepep_)
-    d += "; EP all-to-all from SGLang DeepEP tables " + t_.gpu + "/sglang (" + t_.deepep_normal.backend_version +
-         ", normal mode [" + deepep_normal_.describe() + "] with prefill tokens, low-latency [" +
-         deepep_ll_.describe() + "] without)";
+    d += "; EP all-to-all from SGLang DeepEP tables " + (t_.deepep_from.empty() ? t_.gpu : t_.deepep_from) + "/sglang" +
+         (t_.deepep_from.empty() ? "" : " moved to the " + g_.name + " datasheet") + " (" +
+         t_.deepep_normal.backend_version + ", normal mode [" + deepep_normal_.describe() +
+         "] with prefill tokens, low-latency [" + deepep_ll_.describe() + "] without)";
   if (sliding_layers_ > 0)
     d += std::string("; sliding-window layers (window ") + key_int(m_.sliding_window) + ") from " +
          (prefill_win_.ok() && decode_win_.ok() ? "the window tables" : "the full-attention tables on the window's keys");
@@ -1156,8 +1194,8 @@ std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec
     return r;
   }
   ProfileTables tables;
-  if (!load_role_tables(*catalog, gpu, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model, tables,
-                        error))
+  if (!load_role_tables(*catalog, gpu, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model,
+                        engine.moe_a2a_backend == "deepep", tables, error))
     return nullptr;
   EfficiencyCurves curves;
   load_efficiency_curves(*catalog, curves);

@@ -68,6 +68,8 @@ struct ProfileTables {
   /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
   std::string transferred_to;
   bool same_architecture = false;  ///< the transfer kept the non-roofline time (equal compute capability)
+  /// Set when the DeepEP tables are another GPU's moved to this one (the GPU has no SGLang DeepEP measurements).
+  std::string deepep_from;
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
 };
 
@@ -78,9 +80,10 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
 
 /// The tables that price a role on `gpu`: its own; for a GPU without tables (or one naming `tables_from`) the tables of
 /// the nearest GPU with them (nearest_table_gpu), moved to `gpu`'s datasheet (table_transfer.h). Empty when no GPU
-/// has tables (datasheet curves). Errors only for corrupt files.
+/// has tables (datasheet curves). `deepep` (SGLang's --moe-a2a-backend deepep): a GPU whose tables have no DeepEP
+/// measurements gets the nearest measured GPU's, moved likewise (deepep_from). Errors only for corrupt files.
 bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
-                      const ModelSpec& model, ProfileTables& out, std::string& error);
+                      const ModelSpec& model, bool deepep, ProfileTables& out, std::string& error);
 
 /// DeepEP's measured configuration (profiles/<gpu>/sglang/deepep_*.json): one collective over the 8 GPUs of an
 /// H100 node, normal mode at SGLang's default 20 SMs (DeepEP Buffer.num_sms, unless --deepep-config changes it).

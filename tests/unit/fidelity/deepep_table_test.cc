@@ -30,7 +30,7 @@ std::unique_ptr<TableCostModel> role(const std::string& backend, const std::stri
   const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
   ProfileTables t;
   std::string err;
-  REQUIRE(load_profile_tables(test::catalog(), gpu, backend, m, t, err));
+  REQUIRE(load_role_tables(test::catalog(), test::bundled_gpu(gpu), backend, m, a2a == "deepep", t, err));
   EfficiencyCurves c;
   load_efficiency_curves(test::catalog(), c);
   Parallelism p;
@@ -214,7 +214,8 @@ TEST_CASE("sglang roles price the DP-attention EP exchange with DeepEP: normal m
   CHECK(report_count(ep4->report(), "all_to_all", true) == 1);
 }
 
-TEST_CASE("other backends, GPUs without DeepEP tables and EP groups beyond a node keep the NCCL all-to-all",
+TEST_CASE("other backends and EP groups beyond a node keep the NCCL all-to-all; GPUs without DeepEP tables borrow "
+          "the nearest measured GPU's",
           "[fidelity][deepep][ep]") {
   const double layers = static_cast<double>(test::bundled_model("Qwen3-30B-A3B").moe_layers());
   for (const char* backend : {"vllm", "trtllm", "sglang"}) {
@@ -228,10 +229,17 @@ TEST_CASE("other backends, GPUs without DeepEP tables and EP groups beyond a nod
     CHECK(all_to_all_us(m->price(prefill_batch(8, 512))) ==
           Approx(layers * 2 * m->all_to_all_us(4096)).margin(1e-3 * layers));
   }
-  auto h200 = role("sglang", "H200-SXM", 8, 8);  // no SGLang measurements on H200
-  CHECK_FALSE(h200->uses_deepep());
-  CHECK(all_to_all_us(h200->price(test::decode_batch(64, 1000))) ==
-        Approx(layers * 2 * h200->all_to_all_us(64)).margin(1e-3 * layers));
+  // H200 has no SGLang measurements: H100's DeepEP tables moved to its datasheet (the same NVLink: unchanged).
+  auto h100 = role("sglang", "H100-SXM", 8, 8);
+  auto h200 = role("sglang", "H200-SXM", 8, 8);
+  CHECK(h200->uses_deepep());
+  CHECK(h200->source(OpFamily::kAllToAll) == PriceSource::kDatasheet);
+  CHECK_THAT(h200->describe(), Catch::Contains("DeepEP tables H100-SXM/sglang moved to the H200-SXM datasheet"));
+  CHECK(h200->deepep_us(64, false) == Approx(h100->deepep_us(64, false)));
+  // On an H800 (200 GB/s NVLink against 450) the dispatch and combine take 2.25 times as long.
+  auto h800 = role("sglang", "H800", 8, 8);
+  CHECK(h800->uses_deepep());
+  CHECK(h800->deepep_us(64, false) == Approx(2.25 * h100->deepep_us(64, false)));
   auto ep16 = role("sglang", "H100-SXM", 16, 16);  // two nodes: DeepEP was measured inside one
   CHECK_FALSE(ep16->uses_deepep());
   CHECK(ep16->source(OpFamily::kAllToAll) == PriceSource::kRoofline);
