@@ -252,8 +252,7 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
     from = nearest_table_gpu(catalog, gpu, candidates);
   }
   GpuSpec ref;
-  Errors errors;
-  if (from.empty() || (read_gpu(Json(from), "", catalog, ref, errors), !errors.ok())) return true;
+  if (from.empty() || !catalog_gpu(catalog, from, ref)) return true;
   ProfileTables t;
   if (!load_profile_tables(catalog, from, backend, model, t, error)) return false;
   if (!t.any() && !load_profile_tables(catalog, from, "vllm", model, t, error)) return false;
@@ -272,16 +271,9 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
 /// tables of the nearest GPU that has them, moved to this GPU's datasheet (they scale with the NVLink bandwidth).
 bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const ModelSpec& model, ProfileTables& t,
                    std::string& error) {
-  std::vector<std::string> candidates;
-  for (const std::string& entry : catalog.list("tables")) {
-    const std::string suffix = "/sglang/deepep_ll";
-    if (entry.size() > suffix.size() && entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) == 0)
-      candidates.push_back(entry.substr(0, entry.size() - suffix.size()));
-  }
-  const std::string from = nearest_table_gpu(catalog, gpu, candidates);
+  const std::string from = nearest_table_gpu(catalog, gpu, gpus_with_tables(catalog, "sglang", "deepep_ll"));
   GpuSpec ref;
-  Errors errors;
-  if (from.empty() || (read_gpu(Json(from), "", catalog, ref, errors), !errors.ok())) return true;
+  if (from.empty() || !catalog_gpu(catalog, from, ref)) return true;
   OpTable ll, normal;
   if (!load_table(catalog, from + "/sglang", "deepep_ll.json", ll, error) ||
       !load_table(catalog, from + "/sglang", "deepep_normal.json", normal, error))

@@ -230,9 +230,10 @@ void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, c
   t.same_architecture = rule == TransferRule::kSameArchitecture;
 }
 
-std::vector<std::string> gpus_with_tables(const ResourceCatalog& catalog, const std::string& table_backend) {
+std::vector<std::string> gpus_with_tables(const ResourceCatalog& catalog, const std::string& table_backend,
+                                          const std::string& table) {
   std::vector<std::string> out;
-  const std::string suffix = "/" + table_backend + "/gemm";
+  const std::string suffix = "/" + table_backend + "/" + table;
   for (const std::string& entry : catalog.list("tables")) {
     if (entry.size() <= suffix.size() || entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
@@ -249,6 +250,12 @@ bool catalog_lists_tables(const ResourceCatalog& catalog, const std::string& gpu
   return false;
 }
 
+bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpec& out) {
+  Errors errors;
+  read_gpu(Json(name), "", catalog, out, errors);
+  return errors.ok();
+}
+
 std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to, const std::vector<std::string>& candidates) {
   struct Candidate {
     std::string name;
@@ -258,9 +265,7 @@ std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
   std::vector<Candidate> ok;
   for (const std::string& name : candidates) {
     GpuSpec g;
-    Errors errors;
-    read_gpu(Json(name), "", catalog, g, errors);
-    if (!errors.ok() || !(g.bf16_tflops > 0) || !(g.hbm_tb_s > 0)) continue;
+    if (!catalog_gpu(catalog, name, g) || !(g.bf16_tflops > 0) || !(g.hbm_tb_s > 0)) continue;
     const double d = std::fabs(det_log(to.bf16_tflops / g.bf16_tflops)) + std::fabs(det_log(to.hbm_tb_s / g.hbm_tb_s));
     ok.push_back({name, d, transfer_rule(g, to) == TransferRule::kSameArchitecture});
   }
