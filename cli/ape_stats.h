@@ -3,9 +3,8 @@
 /// the validation reports print them (servesim_opcheck).
 #include <algorithm>
 #include <cmath>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace servesim {
 

@@ -7,17 +7,15 @@
 //   servesim_opcheck --transfer PROFILES_DIR BACKEND:FROM:TO [BACKEND:FROM:TO ...]
 #include "cli/opcheck_transfer.h"
 
-#include "cli/ape_stats.h"
-
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "cli/ape_stats.h"
 #include "core/fidelity/op_table.h"
 #include "core/fidelity/table_transfer.h"
 #include "core/spec/gpu_spec.h"
@@ -67,8 +65,8 @@ void compare(const OpTable& moved, const OpTable& ref, const OpTable& truth, Ape
 
 /// One ordered pair: its errors per family, also added to `pooled` (family -> transfer, unscaled).
 OJson check_pair(const ResourceCatalog& catalog, const std::string& backend, const std::string& from,
-                 const std::string& to, const ModelSpec& deepseek, std::map<std::string, std::pair<ApeStats, ApeStats>>& pooled,
-                 TransferRule& rule, bool& ok) {
+                 const std::string& to, const ModelSpec& deepseek,
+                 std::map<std::string, std::pair<ApeStats, ApeStats>>& pooled, TransferRule& rule, bool& ok) {
   GpuSpec gf, gt;
   Errors errors;
   read_gpu(Json(from), "from", catalog, gf, errors);
@@ -150,7 +148,8 @@ int transfer_check_main(int argc, char** argv) {
   }
   OJson by_rule = OJson::object();
   for (const auto& [rule, fams] : pooled)
-    for (const auto& [fam, e] : fams) by_rule[rule][fam] = OJson{{"transfer", e.first.json()}, {"unscaled", e.second.json()}};
+    for (const auto& [fam, e] : fams)
+      by_rule[rule][fam] = OJson{{"transfer", e.first.json()}, {"unscaled", e.second.json()}};
   OJson out;
   out["pairs"] = pairs;
   out["pooled"] = by_rule;

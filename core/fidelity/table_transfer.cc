@@ -29,7 +29,7 @@ double dtype_bytes_of(const std::string& dt) {
   if (dt == "fp8" || dt == "fp8_block" || dt == "int8") return 1.0;
   if (dt == "int4_wo") return 0.5;
   if (dt == "w4a16_mxfp4") return 4.25 / 8.0;  // 4-bit values plus one 8-bit scale per 32
-  return 2.0;                                   // bfloat16, float16, half
+  return 2.0;                                  // bfloat16, float16, half
 }
 
 bool is_fp8(const std::string& dt) { return dt == "fp8" || dt == "fp8_block"; }
@@ -65,23 +65,23 @@ struct GridKey {
   OpKind kind = OpKind::kUnknown;
   double d = 0, h = 0, kvh = 0, window = 0, kv_bytes = 2;  // attention, MLA (h)
   double H = 0, I = 0, topk = 0, E = 0, tp = 1, ep = 1;    // MoE (H, topk also DeepEP)
-  double weight_bytes = 2, gpus = 2, link_factor = 0;     // GEMM / MoE weights; collectives
-  bool fp8 = false, module = false;                       // MLA: module tables carry the projections
+  double weight_bytes = 2, gpus = 2, link_factor = 0;      // GEMM / MoE weights; collectives
+  bool fp8 = false, module = false;                        // MLA: module tables carry the projections
   double mla_weights = 0, mla_hidden = 0, qk = 0, v = 0, latent = 0, rope = 0;
 };
 
 GridKey parse_key(const OpTable& t, const OpGrid& g, const ModelSpec& m) {
   GridKey k;
   const std::string& op = t.op;
-  k.kind = op == "gemm"                                                               ? OpKind::kGemm
-           : op == "context_attention" || op == "context_attention_window"           ? OpKind::kContext
-           : op == "generation_attention" || op == "generation_attention_window"     ? OpKind::kGeneration
-           : op == "mla_context"                                                      ? OpKind::kMlaContext
-           : op == "mla_generation"                                                   ? OpKind::kMlaGeneration
-           : op == "moe"                                                              ? OpKind::kMoe
-           : op == "custom_allreduce" || op == "nccl"                                 ? OpKind::kCollective
-           : op == "deepep_ll" || op == "deepep_normal"                               ? OpKind::kDeepEp
-                                                                                      : OpKind::kUnknown;
+  k.kind = op == "gemm"                                                          ? OpKind::kGemm
+           : op == "context_attention" || op == "context_attention_window"       ? OpKind::kContext
+           : op == "generation_attention" || op == "generation_attention_window" ? OpKind::kGeneration
+           : op == "mla_context"                                                 ? OpKind::kMlaContext
+           : op == "mla_generation"                                              ? OpKind::kMlaGeneration
+           : op == "moe"                                                         ? OpKind::kMoe
+           : op == "custom_allreduce" || op == "nccl"                            ? OpKind::kCollective
+           : op == "deepep_ll" || op == "deepep_normal"                          ? OpKind::kDeepEp
+                                                                                 : OpKind::kUnknown;
   k.d = key_num(t, g, "head_dim");
   k.h = key_num(t, g, "num_heads");
   k.kvh = key_num(t, g, "num_kv_heads");
@@ -149,7 +149,8 @@ void work_of(const GridKey& k, const double* x, CellWork& w) {
       const double b = x[0], s = x[1], tokens = decode ? b : b * s;
       // Decode with absorbed projections: multi-query attention over the latent (kv_lora_rank + rope) of every
       // cached token; prefill: attention over the decompressed heads.
-      w.flops = decode ? 2 * k.h * (k.latent + k.rope + k.latent) * b * s : 2 * k.h * (k.qk + k.v) * b * causal_pairs(s, 0);
+      w.flops =
+          decode ? 2 * k.h * (k.latent + k.rope + k.latent) * b * s : 2 * k.h * (k.qk + k.v) * b * causal_pairs(s, 0);
       w.bytes = b * s * (k.latent + k.rope) * k.kv_bytes;
       if (k.module) {
         w.flops += 2 * tokens * k.mla_weights;
@@ -167,9 +168,14 @@ void work_of(const GridKey& k, const double* x, CellWork& w) {
       w.fp8 = k.fp8;
       break;
     }
-    case OpKind::kCollective: w.link_bytes = k.link_factor * x[0]; break;
-    case OpKind::kDeepEp: w.link_bytes = x[0] * k.topk * k.H * 2; break;
-    case OpKind::kUnknown: break;
+    case OpKind::kCollective:
+      w.link_bytes = k.link_factor * x[0];
+      break;
+    case OpKind::kDeepEp:
+      w.link_bytes = x[0] * k.topk * k.H * 2;
+      break;
+    case OpKind::kUnknown:
+      break;
   }
 }
 
@@ -222,9 +228,9 @@ void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, Tran
 
 void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, const ModelSpec& model) {
   const TransferRule rule = transfer_rule(from, to);
-  for (OpTable* table : {&t.gemm, &t.context_attention, &t.generation_attention, &t.moe, &t.custom_allreduce, &t.nccl,
-                         &t.mla_context, &t.mla_generation, &t.deepep_ll, &t.deepep_normal,
-                         &t.context_attention_window, &t.generation_attention_window})
+  for (OpTable* table :
+       {&t.gemm, &t.context_attention, &t.generation_attention, &t.moe, &t.custom_allreduce, &t.nccl, &t.mla_context,
+        &t.mla_generation, &t.deepep_ll, &t.deepep_normal, &t.context_attention_window, &t.generation_attention_window})
     transfer_table(*table, from, to, rule, model);
   t.transferred_to = to.name;
   t.same_architecture = rule == TransferRule::kSameArchitecture;
@@ -256,7 +262,8 @@ bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpe
   return errors.ok();
 }
 
-std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to, const std::vector<std::string>& candidates) {
+std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
+                              const std::vector<std::string>& candidates) {
   struct Candidate {
     std::string name;
     double distance;

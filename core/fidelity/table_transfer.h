@@ -32,10 +32,10 @@ const char* transfer_rule_name(TransferRule r);
 
 /// One cell's work at datasheet peak.
 struct CellWork {
-  double flops = 0;        ///< tensor-core FLOPs
-  double bytes = 0;        ///< HBM bytes
-  bool fp8 = false;        ///< FLOPs at the FP8 peak (the BF16 peak on GPUs without FP8 tensor cores)
-  double link_bytes = 0;   ///< bytes through each GPU's intra-node link (collectives); > 0 selects the link rule
+  double flops = 0;       ///< tensor-core FLOPs
+  double bytes = 0;       ///< HBM bytes
+  bool fp8 = false;       ///< FLOPs at the FP8 peak (the BF16 peak on GPUs without FP8 tensor cores)
+  double link_bytes = 0;  ///< bytes through each GPU's intra-node link (collectives); > 0 selects the link rule
 };
 
 /// The work of cell `cell` (row-major index) of grid `grid` of `table`, by the table's op ("gemm",
@@ -67,6 +67,7 @@ bool catalog_lists_tables(const ResourceCatalog& catalog, const std::string& gpu
 /// The GPU whose tables a GPU without tables is priced from: among `candidates` (catalog names, loaded with
 /// their datasheets), those of the same compute capability when there are any, then the nearest in
 /// |ln(BF16 peak ratio)| + |ln(HBM bandwidth ratio)|; the first listed on a tie. "" when none loads.
-std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to, const std::vector<std::string>& candidates);
+std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
+                              const std::vector<std::string>& candidates);
 
 }  // namespace servesim

@@ -1,9 +1,8 @@
 #include "core/fidelity/table_transfer.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
@@ -16,7 +15,8 @@ namespace {
 
 /// A one-grid table of `op` with one cell per value of the last axis.
 OpTable one_grid(const std::string& op, std::vector<std::string> key_fields, std::vector<std::string> key,
-                 std::vector<std::string> axis_fields, std::vector<std::vector<double>> axes, std::vector<double> values) {
+                 std::vector<std::string> axis_fields, std::vector<std::vector<double>> axes,
+                 std::vector<double> values) {
   OpTable t;
   t.op = op;
   t.key_fields = std::move(key_fields);
@@ -119,7 +119,7 @@ TEST_CASE("another architecture scales each cell by the ratio of the rooflines",
   const GpuSpec to = with(from, "to", 500, 4.0, "10.0");
   OpTable t = gemm_table(4096, 4096, 30.0, 400.0);
   transfer_table(t, from, to, transfer_rule(from, to), ModelSpec());
-  CHECK(t.grids[0].values[0] == Approx(15.0));  // weight-bound: half the time
+  CHECK(t.grids[0].values[0] == Approx(15.0));   // weight-bound: half the time
   CHECK(t.grids[0].values[1] == Approx(800.0));  // compute-bound: twice
 }
 
@@ -145,7 +145,8 @@ TEST_CASE("moving tables to an identical datasheet leaves every measurement as i
   for (int tokens : {1, 64, 4096}) {
     const BatchCost a = own->price(prefill_batch(tokens)), b = moved->price(prefill_batch(tokens));
     for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
-      CHECK(std::abs(static_cast<double>(a.by_family[f] - b.by_family[f])) <= 1e-9 * static_cast<double>(a.by_family[f]) + 2);
+      CHECK(std::abs(static_cast<double>(a.by_family[f] - b.by_family[f])) <=
+            1e-9 * static_cast<double>(a.by_family[f]) + 2);
   }
 }
 
@@ -157,13 +158,13 @@ TEST_CASE("GPUs without tables are priced from the nearest GPU with tables", "[f
   auto nearest = [&](const char* gpu, const std::vector<std::string>& c) {
     return nearest_table_gpu(test::catalog(), test::bundled_gpu(gpu), c);
   };
-  CHECK(nearest("H800", vllm) == "H100-SXM");      // the same chip with a slower NVLink
-  CHECK(nearest("H20", vllm) == "H100-SXM");       // Hopper: 4.0 TB/s is nearer H100's 3.35 than H200's 4.8
+  CHECK(nearest("H800", vllm) == "H100-SXM");  // the same chip with a slower NVLink
+  CHECK(nearest("H20", vllm) == "H100-SXM");   // Hopper: 4.0 TB/s is nearer H100's 3.35 than H200's 4.8
   CHECK(nearest("H20-141G", vllm) == "H100-SXM");
-  CHECK(nearest("B200", vllm) == "H200-SXM");      // no Blackwell tables: the nearest datasheet
+  CHECK(nearest("B200", vllm) == "H200-SXM");  // no Blackwell tables: the nearest datasheet
   CHECK(nearest("L40S", vllm) == "A100-80G");
   CHECK(nearest("A10G", vllm) == "A100-80G");
-  CHECK(nearest("L40S", trtllm) == "H100-SXM");    // TRT-LLM tables exist for Hopper only
+  CHECK(nearest("L40S", trtllm) == "H100-SXM");  // TRT-LLM tables exist for Hopper only
   CHECK(nearest("H800", {}) == "");
 }
 
@@ -214,7 +215,8 @@ TEST_CASE("moved from H100, the H200 tables' MoE and decode cells are nearer H20
   const GpuSpec h100 = test::bundled_gpu("H100-SXM"), h200 = test::bundled_gpu("H200-SXM");
   // Mean |log error| of the moved tables against H100's values as they are: 0.6x for MoE, 0.84x for decode
   // attention when this test was written (most decode cells are not bandwidth-bound; large ones are).
-  for (const auto& [file, bound] : {std::pair<const char*, double>{"moe.json", 0.7}, {"generation_attention.json", 0.9}}) {
+  for (const auto& [file, bound] :
+       {std::pair<const char*, double>{"moe.json", 0.7}, {"generation_attention.json", 0.9}}) {
     OpTable from, truth;
     REQUIRE(parse_op_table(*test::catalog().load_text("H100-SXM/vllm", file), from).empty());
     REQUIRE(parse_op_table(*test::catalog().load_text("H200-SXM/vllm", file), truth).empty());
