@@ -52,6 +52,10 @@ test('the A/F preset runs; the roles table lists P, A, F with the CLI\'s GPU cou
   });
   assert.equal(roles.find((r) => r.role === 'F').kv_cache, null);
   assert.equal(await page.textContent('table.roles tfoot [data-key="total_gpus"]'), fmtInt(cli.deployment.total_gpus));
+  // H800 and H20 have no tables of their own: each role says whose tables priced it and by which rule.
+  const priced = await page.$$eval('.role-fidelity > summary', (ss) => ss.map((s) => s.textContent));
+  assert.match(priced[0], /P \(P\) priced by datasheet-derived \(H100-SXM\/vllm tables moved to H800, same architecture\)/);
+  assert.match(priced[1], /A \(A\) priced by datasheet-derived \(H100-SXM\/vllm tables moved to H20, same architecture\)/);
   // The A <-> F path as the scenario gives it.
   const afd = await page.$eval('.afd-line', (e) => ({...e.dataset, text: e.textContent}));
   assert.equal(afd.microBatches, String(scenario.deployment.afd.micro_batches));

@@ -76,7 +76,14 @@ function deployment(result, scenario) {
     afdLine(roles, scenario), transferLine(result),
     h('h3', {text: 'Where the pricing came from'}),
     roles.map((r) => h('details', {class: 'role-fidelity'},
-      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${r.fidelity?.kind ?? '?'}`), fidelity(r.fidelity))));
+      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`), fidelity(r.fidelity))));
+}
+
+/** "table (H100-SXM/vllm)", "datasheet-derived (H100-SXM/vllm tables moved to H800)", "roofline". */
+function pricedBy(f) {
+  if (!f) return '?';
+  if (!f.profile || f.profile === 'datasheet') return f.kind;
+  return `${f.kind} (${f.profile}${f.transferred_to ? ` tables moved to ${f.transferred_to}, ${f.transfer}` : ''})`;
 }
 
 const ROLE_MEANING = {C: 'co-located prefill and decode', P: 'prefill', D: 'decode (holds the KV cache)',
