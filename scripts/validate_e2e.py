@@ -334,16 +334,17 @@ def scenario(r, parts, host, gpu="H100-SXM"):
                          "output_len": output_len(r), "ttft_from": TTFT_FROM}}
 
 
-def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM"):
-    """Mean TTFT/TPOT (ms) per row id; None where the run failed. `gpu`: the hardware (a name or an inline object)."""
+def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM", profiles=None):
+    """Mean TTFT/TPOT (ms) per row id; None where the run failed. `gpu`: the hardware (a name or an inline object);
+    `profiles`: another profiles directory for the CLI."""
     def one(item):
         r, parts = item
         sc = scenario(r, parts, host_by_backend.get(r["backend"]), gpu)
         base = os.path.join(tmp, r["id"].replace("/", "_"))
         with open(base + ".json", "w") as f:
             json.dump(sc, f)
-        p = subprocess.run([cli, "run", base + ".json", "--out", base + ".result.json", "--quiet"],
-                           capture_output=True, text=True)
+        p = subprocess.run([cli, "run", base + ".json", "--out", base + ".result.json", "--quiet"] +
+                           (["--profiles", profiles] if profiles else []), capture_output=True, text=True)
         if p.returncode != 0:
             return r["id"], None, p.stderr.strip().splitlines()[-1:] or ["failed"]
         res = json.load(open(base + ".result.json"))
@@ -496,10 +497,10 @@ def datasheet_e2e(args, expressible, tmp):
     writes the e2e_datasheet section of docs/validation.md and profiles/datasheet/validation.json."""
     rows = [x for x in expressible if "%s %s" % (x[0]["backend"], x[0]["mode"]) in DATASHEET_GROUPS]
     h100 = json.load(open(os.path.join(ROOT, "profiles", "gpus", "H100-SXM.json")))
-    runs = [("H100-SXM (own tables)", None, "H100-SXM")]
+    runs = [("H100-SXM (own tables)", None, "H100-SXM", None)]
     for src, rule in DATASHEET_SOURCES:
         g = dict(h100, name="H100-SXM from %s" % src, tables_from=src)
-        runs.append(("H100-SXM from %s tables (%s)" % (src, rule), rule, g))
+        runs.append(("H100-SXM from %s tables (%s)" % (src, rule), rule, g, None))
     # The efficiency curves that price a GPU when no GPU has tables: the bundled profiles with an index listing none
     # (so nothing can be transferred) and an H100 under another name (so its own tables are not found).
     bare = os.path.join(tmp, "profiles_without_tables")
@@ -511,12 +512,9 @@ def datasheet_e2e(args, expressible, tmp):
                  dict(h100, name="H100-SXM by the curves"), bare))
     table = []
     by_rule = {}
-    for label, rule, gpu, *profiles in runs:
+    for label, rule, gpu, profiles in runs:
         print("replaying %d rows: %s" % (len(rows), label), file=sys.stderr)
-        if profiles:
-            os.environ["SERVESIM_PROFILES"] = profiles[0]
-        sims = simulate(args.cli, rows, {}, args.jobs, tmp, gpu)
-        os.environ.pop("SERVESIM_PROFILES", None)
+        sims = simulate(args.cli, rows, {}, args.jobs, tmp, gpu, profiles)
         for group in DATASHEET_GROUPS:
             s = summary(errors([x for x in rows if "%s %s" % (x[0]["backend"], x[0]["mode"]) == group], sims))
             table.append((label, group, s))

@@ -140,13 +140,18 @@ def transfer_lines(rep):
     return lines
 
 
+def run_transfer(tool):
+    """`servesim_opcheck --transfer` over TRANSFER_PAIRS: {"pairs": [...], "pooled": {rule: {family: ...}}}."""
+    p = subprocess.run([tool, "--transfer", PROFILES] + TRANSFER_PAIRS, capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
 # --check-transfer: how far (percentage points) a pooled p50 / p95 may grow past the recorded one.
 CHECK_MARGIN_P50, CHECK_MARGIN_P95 = 0.5, 1.0
 
 
 def check_transfer(tool):
-    p = subprocess.run([tool, "--transfer", PROFILES] + TRANSFER_PAIRS, capture_output=True, text=True, check=True)
-    got = json.loads(p.stdout)["pooled"]
+    got = run_transfer(tool)["pooled"]
     rec = load_json(os.path.join(PROFILES, "datasheet", "validation.json"), {}).get("summary", {}).get(
         "transfer_ape_pct", {})
     if not rec:
@@ -196,8 +201,7 @@ def main():
             write_json(path, doc)
     loo, raw = datasheet_loo()
     print("checking the table transfer ...", file=sys.stderr)
-    p = subprocess.run([tool, "--transfer", PROFILES] + TRANSFER_PAIRS, capture_output=True, text=True, check=True)
-    transfer = json.loads(p.stdout)
+    transfer = run_transfer(tool)
     write_json(os.path.join(PROFILES, "datasheet", "validation.json"),
                {"summary": {"report": "docs/validation.md",
                             "leave_one_gpu_out_ape_pct": {f: v for f, v in sorted(loo.items())},

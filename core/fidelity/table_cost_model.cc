@@ -196,12 +196,13 @@ std::vector<std::pair<std::string, ProfileTables>>& transfer_cache() {
   return c;
 }
 
+/// "" when a table was not loaded from a profile (no fingerprint): such tables are not cached.
 std::string transfer_cache_key(const ProfileTables& t, const GpuSpec& from, const GpuSpec& to, const ModelSpec& m) {
   std::string k;
-  for (const OpTable* table : {&t.gemm, &t.context_attention, &t.generation_attention, &t.moe, &t.custom_allreduce,
-                               &t.nccl, &t.mla_context, &t.mla_generation, &t.deepep_ll, &t.deepep_normal,
-                               &t.context_attention_window, &t.generation_attention_window})
-    k += (table->fingerprint.empty() && !table->empty() ? "?" : table->fingerprint) + ";";
+  for (const OpTable* table : t.tables()) {
+    if (table->fingerprint.empty() && !table->empty()) return "";
+    k += table->fingerprint + ";";
+  }
   char buf[512];
   for (const GpuSpec* g : {&from, &to}) {
     std::snprintf(buf, sizeof buf, "%.17g|%.17g|%.17g|%.17g|%.17g|%s;", g->bf16_tflops, g->fp8_tflops, g->hbm_tb_s,
@@ -216,7 +217,7 @@ std::string transfer_cache_key(const ProfileTables& t, const GpuSpec& from, cons
 }
 
 bool cached_transfer(const std::string& key, ProfileTables& out) {
-  if (key.find('?') != std::string::npos) return false;  // a table not loaded from a profile: not cacheable
+  if (key.empty()) return false;
   std::lock_guard<std::mutex> lock(transfer_cache_mutex());
   for (const auto& [k, t] : transfer_cache())
     if (k == key) {
@@ -227,7 +228,7 @@ bool cached_transfer(const std::string& key, ProfileTables& out) {
 }
 
 void remember_transfer(const std::string& key, const ProfileTables& t) {
-  if (key.find('?') != std::string::npos) return;
+  if (key.empty()) return;
   std::lock_guard<std::mutex> lock(transfer_cache_mutex());
   auto& c = transfer_cache();
   if (c.size() >= kTransferCacheEntries) c.erase(c.begin());
@@ -241,14 +242,14 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
     if (!load_profile_tables(catalog, gpu.name, backend, model, out, error)) return false;
     // A GPU the index lists with tables keeps its own even while they are not loaded yet (in the browser a missing
     // file is fetched and the call repeated): nothing of another GPU is asked for.
-    if (out.any() || catalog_lists_tables(catalog, gpu.name)) return true;
+    if (out.any() || catalog.gpu_has_tables(gpu.name)) return true;
   }
   std::string from = gpu.tables_from;
   const std::string table_backend = backend == "sglang" ? "vllm" : backend;
   if (from.empty()) {
     // The nearest GPU with this backend's tables; with none, the nearest with vLLM's (as SGLang roles use them).
-    std::vector<std::string> candidates = gpus_with_tables(catalog, table_backend);
-    if (candidates.empty()) candidates = gpus_with_tables(catalog, "vllm");
+    std::vector<std::string> candidates = catalog.gpus_with_table(table_backend + "/gemm");
+    if (candidates.empty()) candidates = catalog.gpus_with_table("vllm/gemm");
     from = nearest_table_gpu(catalog, gpu, candidates);
   }
   GpuSpec ref;
@@ -271,7 +272,7 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
 /// tables of the nearest GPU that has them, moved to this GPU's datasheet (they scale with the NVLink bandwidth).
 bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const ModelSpec& model, ProfileTables& t,
                    std::string& error) {
-  const std::string from = nearest_table_gpu(catalog, gpu, gpus_with_tables(catalog, "sglang", "deepep_ll"));
+  const std::string from = nearest_table_gpu(catalog, gpu, catalog.gpus_with_table("sglang/deepep_ll"));
   GpuSpec ref;
   if (from.empty() || !catalog_gpu(catalog, from, ref)) return true;
   OpTable ll, normal;

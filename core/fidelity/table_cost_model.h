@@ -17,6 +17,7 @@
 /// Timing families: a batch replayed from a full CUDA graph costs its kernels only; piecewise-graph batches
 /// (vLLM V1 mixed batches up to the largest capture size) add one launch per layer for the attention run
 /// outside the graph; eager batches are launch-inclusive (a layer takes at least its kernels' launch time).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,6 +72,17 @@ struct ProfileTables {
   /// Set when the DeepEP tables are another GPU's moved to this one (the GPU has no SGLang DeepEP measurements).
   std::string deepep_from;
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
+  /// Every table, in a fixed order (those not loaded are empty).
+  std::array<OpTable*, 12> tables() { return table_list<OpTable>(*this); }
+  std::array<const OpTable*, 12> tables() const { return table_list<const OpTable>(*this); }
+
+ private:
+  template <class T, class Self>
+  static std::array<T*, 12> table_list(Self& s) {
+    return {&s.gemm,      &s.context_attention, &s.generation_attention,     &s.moe,
+            &s.custom_allreduce, &s.nccl,      &s.mla_context,              &s.mla_generation,
+            &s.deepep_ll, &s.deepep_normal,     &s.context_attention_window, &s.generation_attention_window};
+  }
 };
 
 /// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables, plus its own DeepEP tables for MoE

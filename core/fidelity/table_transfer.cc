@@ -228,32 +228,9 @@ void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, Tran
 
 void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, const ModelSpec& model) {
   const TransferRule rule = transfer_rule(from, to);
-  for (OpTable* table :
-       {&t.gemm, &t.context_attention, &t.generation_attention, &t.moe, &t.custom_allreduce, &t.nccl, &t.mla_context,
-        &t.mla_generation, &t.deepep_ll, &t.deepep_normal, &t.context_attention_window, &t.generation_attention_window})
-    transfer_table(*table, from, to, rule, model);
+  for (OpTable* table : t.tables()) transfer_table(*table, from, to, rule, model);
   t.transferred_to = to.name;
   t.same_architecture = rule == TransferRule::kSameArchitecture;
-}
-
-std::vector<std::string> gpus_with_tables(const ResourceCatalog& catalog, const std::string& table_backend,
-                                          const std::string& table) {
-  std::vector<std::string> out;
-  const std::string suffix = "/" + table_backend + "/" + table;
-  for (const std::string& entry : catalog.list("tables")) {
-    if (entry.size() <= suffix.size() || entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string gpu = entry.substr(0, entry.size() - suffix.size());
-    if (gpu.find('/') == std::string::npos) out.push_back(gpu);
-  }
-  return out;
-}
-
-bool catalog_lists_tables(const ResourceCatalog& catalog, const std::string& gpu) {
-  const std::string prefix = gpu + "/";
-  for (const std::string& entry : catalog.list("tables"))
-    if (entry.compare(0, prefix.size(), prefix) == 0) return true;
-  return false;
 }
 
 bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpec& out) {

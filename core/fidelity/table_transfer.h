@@ -55,14 +55,8 @@ void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, Tran
 /// Re-prices every table of `t` from `from` to `to` and records the transfer in `t` (transferred_to, rule).
 void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, const ModelSpec& model);
 
-/// GPUs of the catalog whose index lists `<gpu>/<table_backend>/<table>` ("vllm"/"gemm": vLLM's kernel tables;
-/// "sglang"/"deepep_ll": SGLang's DeepEP tables), in index order.
-std::vector<std::string> gpus_with_tables(const ResourceCatalog& catalog, const std::string& table_backend,
-                                          const std::string& table = "gemm");
 /// A bundled GPU's datasheet; false when it does not load.
 bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpec& out);
-/// True when the catalog's index lists tables of any backend for `gpu`.
-bool catalog_lists_tables(const ResourceCatalog& catalog, const std::string& gpu);
 
 /// The GPU whose tables a GPU without tables is priced from: among `candidates` (catalog names, loaded with
 /// their datasheets), those of the same compute capability when there are any, then the nearest in

@@ -1,5 +1,7 @@
 #include "core/spec/gpu_spec.h"
 
+#include <algorithm>
+
 #include "core/spec/resource_catalog.h"
 
 namespace servesim {
@@ -13,23 +15,6 @@ bool is_compute_capability(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (i != dot && (s[i] < '0' || s[i] > '9')) return false;
   return true;
-}
-
-/// GPUs listed in the catalog's index with a GEMM table (the tables other GPUs can be priced from).
-bool has_tables(const ResourceCatalog& catalog, const std::string& gpu) {
-  for (const std::string& entry : catalog.list("tables"))
-    if (entry == gpu + "/vllm/gemm" || entry == gpu + "/trtllm/gemm") return true;
-  return false;
-}
-
-std::string gpus_with_any_tables(const ResourceCatalog& catalog) {
-  std::string out;
-  for (const std::string& entry : catalog.list("tables")) {
-    const auto slash = entry.find('/');
-    if (slash == std::string::npos || entry.substr(slash) != "/vllm/gemm") continue;
-    out += (out.empty() ? "" : ", ") + entry.substr(0, slash);
-  }
-  return out;
 }
 
 void read_gpu_fields(ObjectReader& r, GpuSpec& g, const ResourceCatalog& catalog) {
@@ -50,9 +35,18 @@ void read_gpu_fields(ObjectReader& r, GpuSpec& g, const ResourceCatalog& catalog
   if (r.get_string("compute_capability", g.compute_capability, false, 8) && !is_compute_capability(g.compute_capability))
     r.errors().add(r.path("compute_capability"), "must be \"major.minor\" as CUDA reports it, e.g. \"9.0\"; got \"" +
                                                      g.compute_capability + "\"");
-  if (r.get_string("tables_from", g.tables_from, false, 64) && !has_tables(catalog, g.tables_from))
-    r.errors().add(r.path("tables_from"), "\"" + g.tables_from + "\" has no measured tables; GPUs with tables: " +
-                                              gpus_with_any_tables(catalog));
+  if (r.get_string("tables_from", g.tables_from, false, 64)) {
+    // The GPUs other GPUs can be priced from: those with kernel tables (GEMM is in every backend's set).
+    std::vector<std::string> with = catalog.gpus_with_table("vllm/gemm");
+    for (const std::string& t : catalog.gpus_with_table("trtllm/gemm"))
+      if (std::find(with.begin(), with.end(), t) == with.end()) with.push_back(t);
+    if (std::find(with.begin(), with.end(), g.tables_from) == with.end()) {
+      std::string names;
+      for (const std::string& n : with) names += (names.empty() ? "" : ", ") + n;
+      r.errors().add(r.path("tables_from"),
+                     "\"" + g.tables_from + "\" has no measured tables; GPUs with tables: " + names);
+    }
+  }
   if (g.nvlink_gb_s <= 0 && g.pcie_gb_s <= 0 && r.valid())
     r.errors().add(r.path("pcie_gb_s"), "is required when nvlink_gb_s is 0 (GPUs need some link)");
 }

@@ -34,4 +34,23 @@ std::string ResourceCatalog::list_joined(const std::string& folder) const {
   return s.empty() ? "(none bundled)" : s;
 }
 
+std::vector<std::string> ResourceCatalog::gpus_with_table(const std::string& table) const {
+  std::vector<std::string> out;
+  const std::string suffix = "/" + table;
+  for (const std::string& entry : list("tables")) {
+    if (entry.size() <= suffix.size() || entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string gpu = entry.substr(0, entry.size() - suffix.size());
+    if (gpu.find('/') == std::string::npos) out.push_back(gpu);
+  }
+  return out;
+}
+
+bool ResourceCatalog::gpu_has_tables(const std::string& gpu) const {
+  const std::string prefix = gpu + "/";
+  for (const std::string& entry : list("tables"))
+    if (entry.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
 }  // namespace servesim

@@ -22,6 +22,10 @@ class ResourceCatalog {
   std::vector<std::string> list(const std::string& folder) const;
   /// list() joined with ", " for error messages.
   std::string list_joined(const std::string& folder) const;
+  /// GPUs whose measured table `table` ("vllm/gemm", "sglang/deepep_ll") the index lists, in index order.
+  std::vector<std::string> gpus_with_table(const std::string& table) const;
+  /// True when the index lists any measured table of `gpu`.
+  bool gpu_has_tables(const std::string& gpu) const;
 
  private:
   ResourceLoader loader_;

@@ -151,8 +151,8 @@ TEST_CASE("moving tables to an identical datasheet leaves every measurement as i
 }
 
 TEST_CASE("GPUs without tables are priced from the nearest GPU with tables", "[fidelity][transfer]") {
-  const auto vllm = gpus_with_tables(test::catalog(), "vllm");
-  const auto trtllm = gpus_with_tables(test::catalog(), "trtllm");
+  const auto vllm = test::catalog().gpus_with_table("vllm/gemm");
+  const auto trtllm = test::catalog().gpus_with_table("trtllm/gemm");
   CHECK(vllm == std::vector<std::string>{"A100-80G", "H100-SXM", "H200-SXM"});
   CHECK(trtllm == std::vector<std::string>{"H100-SXM", "H200-SXM"});
   auto nearest = [&](const char* gpu, const std::vector<std::string>& c) {
