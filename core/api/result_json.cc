@@ -98,6 +98,12 @@ OJson role_json(const RoleCluster& rc) {
   if (!rep.transferred_to.empty()) {
     fid["transferred_to"] = rep.transferred_to;
     fid["transfer"] = rep.transfer;
+    if (!rep.supplements.empty()) {
+      OJson sups = OJson::array();
+      for (const FidelityReport::Supplement& s : rep.supplements)
+        sups.push_back({{"from", s.from}, {"transfer", s.transfer}, {"tables", s.tables}});
+      fid["supplements"] = sups;
+    }
   }
   if (!rep.measured_error_json.empty()) {
     const auto err = OJson::parse(rep.measured_error_json, nullptr, false);

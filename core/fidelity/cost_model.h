@@ -66,6 +66,12 @@ struct FidelityReport {
   std::string profile_version;    ///< backend version the tables were measured with
   std::string transferred_to;     ///< the GPU the profile's tables were moved to (table_transfer.h), "" if none
   std::string transfer;           ///< the transfer rule ("same architecture" / "other architecture")
+  /// Grids the moved tables lacked, added from further GPUs (ProfileTables::supplements), moved by `transfer` rule.
+  struct Supplement {
+    std::string from, transfer;
+    std::vector<std::string> tables;
+  };
+  std::vector<Supplement> supplements;
   std::string measured_error_json;  ///< JSON object from the profile's validation.json, empty if none
   std::vector<std::string> families;  ///< op families with lookups, in OpFamily order
   std::vector<std::int64_t> lookups, extrapolated;  ///< per entry of `families`

@@ -107,6 +107,23 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+const std::array<const char*, 12>& ProfileTables::table_names() {
+  static const std::array<const char*, 12> names = {
+      "gemm",          "context_attention",        "generation_attention",
+      "moe",           "custom_allreduce",         "nccl",
+      "mla_context",   "mla_generation",           "deepep_ll",
+      "deepep_normal", "context_attention_window", "generation_attention_window"};
+  return names;
+}
+
+OpTable* ProfileTables::table(const std::string& name) {
+  const auto& names = table_names();
+  auto all = tables();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (name == names[i]) return all[i];
+  return nullptr;
+}
+
 bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
                          const ModelSpec& model, ProfileTables& out, std::string& error) {
   out = ProfileTables();
@@ -289,6 +306,69 @@ bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const Mod
 }
 
 }  // namespace
+
+namespace {
+
+/// Adds to `dst` the grids of `src` whose key `dst` lacks (both tables of one op and layout); true if any.
+bool add_missing_grids(OpTable& dst, const OpTable& src) {
+  if (src.empty()) return false;
+  if (dst.empty()) {
+    dst = src;
+    return true;
+  }
+  if (dst.op != src.op || dst.key_fields != src.key_fields || dst.axis_fields != src.axis_fields) return false;
+  bool added = false;
+  const std::size_t own = dst.grids.size();
+  for (const OpGrid& g : src.grids) {
+    bool have = false;
+    for (std::size_t i = 0; i < own && !have; ++i) have = dst.grids[i].key == g.key;
+    if (have) continue;
+    dst.grids.push_back(g);
+    added = true;
+  }
+  return added;
+}
+
+}  // namespace
+
+bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                            const ModelSpec& model, const std::vector<std::string>& lacking,
+                            std::vector<std::string>& tried, ProfileTables& t, std::string& error) {
+  if (t.transferred_to.empty() || lacking.empty()) return false;
+  const std::string table_backend = backend == "sglang" ? "vllm" : backend;
+  std::vector<std::string> candidates = catalog.gpus_with_table(table_backend + "/gemm");
+  for (const std::string& g : catalog.gpus_with_table("vllm/gemm"))
+    if (std::find(candidates.begin(), candidates.end(), g) == candidates.end()) candidates.push_back(g);
+  for (const std::string& from : table_gpus_by_distance(catalog, gpu, candidates)) {
+    if (from == gpu.name || std::find(tried.begin(), tried.end(), from) != tried.end()) continue;
+    tried.push_back(from);
+    GpuSpec ref;
+    if (!catalog_gpu(catalog, from, ref)) continue;
+    ProfileTables s;
+    if (!load_profile_tables(catalog, from, backend, model, s, error)) return false;
+    if (!s.any() && !load_profile_tables(catalog, from, "vllm", model, s, error)) return false;
+    // Listed but not loaded yet (in the browser the files are fetched and the run repeated): stop here, so that
+    // the repeat takes the same GPU's grids as a native run and nothing further is fetched.
+    if (!s.any()) return false;
+    const std::string key = transfer_cache_key(s, ref, gpu, model);
+    if (!cached_transfer(key, s)) {
+      transfer_tables(s, ref, gpu, model);
+      remember_transfer(key, s);
+    }
+    ProfileTables::Supplement added;
+    added.from = from;
+    added.same_architecture = s.same_architecture;
+    for (const std::string& name : lacking) {
+      OpTable* dst = t.table(name);
+      const OpTable* src = s.table(name);
+      if (dst && src && add_missing_grids(*dst, *src)) added.tables.push_back(name);
+    }
+    if (added.tables.empty()) continue;
+    t.supplements.push_back(std::move(added));
+    return true;
+  }
+  return false;
+}
 
 bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
                       const ModelSpec& model, bool deepep, ProfileTables& out, std::string& error) {
@@ -1097,6 +1177,21 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
 
 // --------------------------------------------------------------------------------------------- reporting
 
+std::vector<std::string> TableCostModel::tables_lacking() const {
+  std::vector<std::string> out;
+  auto lacks = [this](OpFamily f) { return source_[static_cast<int>(f)] != PriceSource::kTable; };
+  if (lacks(OpFamily::kGemm) || lacks(OpFamily::kLmHead)) out.push_back("gemm");
+  if (lacks(OpFamily::kAttentionPrefill)) out.push_back(m_.is_mla() ? "mla_context" : "context_attention");
+  if (lacks(OpFamily::kAttentionDecode)) out.push_back(m_.is_mla() ? "mla_generation" : "generation_attention");
+  if (m_.is_moe() && lacks(OpFamily::kMoe)) out.push_back("moe");
+  if (p_.tp_attn > 1 && lacks(OpFamily::kAllReduce)) out.push_back("nccl");
+  if (sliding_layers_ > 0 && !(prefill_win_.ok() && decode_win_.ok())) {
+    out.push_back("context_attention_window");
+    out.push_back("generation_attention_window");
+  }
+  return out;
+}
+
 std::string TableCostModel::describe() const {
   const bool tables = t_.any();
   std::string d;
@@ -1143,6 +1238,13 @@ std::string TableCostModel::describe() const {
   if (formats_.from_checkpoint)
     d += std::string("; checkpoint weights: attention ") + weight_format_name(formats_.attention) + ", experts " +
          weight_format_name(formats_.experts) + (moe_dtype_.empty() ? "" : " (moe grid " + moe_dtype_ + ")");
+  for (const ProfileTables::Supplement& sup : t_.supplements) {
+    std::string names;
+    for (const std::string& n : sup.tables) names += (names.empty() ? "" : ", ") + n;
+    d += "; " + names + " grids the " + t_.gpu + " tables lack from " + sup.from + " (" +
+         transfer_rule_name(sup.same_architecture ? TransferRule::kSameArchitecture : TransferRule::kOtherArchitecture) +
+         ")";
+  }
   if (!rest.empty()) d += "; not in the tables: " + rest;
   d += "; cpu overhead calibrated (" + e_.backend + ")";
   return d;
@@ -1164,6 +1266,11 @@ FidelityReport TableCostModel::report() const {
       r.transferred_to = t_.transferred_to;
       r.transfer = transfer_rule_name(t_.same_architecture ? TransferRule::kSameArchitecture
                                                            : TransferRule::kOtherArchitecture);
+      for (const ProfileTables::Supplement& sup : t_.supplements)
+        r.supplements.push_back({sup.from,
+                                 transfer_rule_name(sup.same_architecture ? TransferRule::kSameArchitecture
+                                                                          : TransferRule::kOtherArchitecture),
+                                 sup.tables});
     }
   } else if (datasheet) {
     r.profile = "datasheet";
@@ -1186,13 +1293,27 @@ std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec
     r->set_part(part);
     return r;
   }
+  const std::string backend = lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend;
   ProfileTables tables;
-  if (!load_role_tables(*catalog, gpu, lower(engine.backend) == "trtllm" ? "trtllm" : engine.backend, model,
-                        engine.moe_a2a_backend == "deepep", tables, error))
+  if (!load_role_tables(*catalog, gpu, backend, model, engine.moe_a2a_backend == "deepep", tables, error))
     return nullptr;
   EfficiencyCurves curves;
   load_efficiency_curves(*catalog, curves);
-  auto t = std::make_unique<TableCostModel>(model, gpu, par, engine, std::move(tables), std::move(curves), seed);
+  if (tables.transferred_to.empty()) {
+    auto own = std::make_unique<TableCostModel>(model, gpu, par, engine, std::move(tables), std::move(curves), seed);
+    own->set_part(part);
+    return own;
+  }
+  // Moved tables that lack a format or head size this role needs: the next GPUs' grids, before the curves.
+  auto t = std::make_unique<TableCostModel>(model, gpu, par, engine, tables, curves, seed);
+  std::vector<std::string> tried = {tables.gpu};
+  for (auto lacking = t->tables_lacking(); !lacking.empty(); lacking = t->tables_lacking()) {
+    if (!supplement_role_tables(*catalog, gpu, backend, model, lacking, tried, tables, error)) {
+      if (!error.empty()) return nullptr;
+      break;
+    }
+    t = std::make_unique<TableCostModel>(model, gpu, par, engine, tables, curves, seed);
+  }
   t->set_part(part);
   return t;
 }

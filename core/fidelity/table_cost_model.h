@@ -71,10 +71,22 @@ struct ProfileTables {
   bool same_architecture = false;  ///< the transfer kept the non-roofline time (equal compute capability)
   /// Set when the DeepEP tables are another GPU's moved to this one (the GPU has no SGLang DeepEP measurements).
   std::string deepep_from;
+  /// Grids the moved tables lack (a weight format, a KV-cache format or head size, a window table) taken from the
+  /// next nearest GPUs with tables, moved to the same datasheet (supplement_role_tables).
+  struct Supplement {
+    std::string from;                 ///< the GPU whose grids were added
+    bool same_architecture = false;   ///< the rule they were moved by
+    std::vector<std::string> tables;  ///< table names (table_names()) that received grids
+  };
+  std::vector<Supplement> supplements;
   bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
   /// Every table, in a fixed order (those not loaded are empty).
   std::array<OpTable*, 12> tables() { return table_list<OpTable>(*this); }
   std::array<const OpTable*, 12> tables() const { return table_list<const OpTable>(*this); }
+  /// The file stem of each entry of tables(), in the same order ("gemm", "context_attention", ...).
+  static const std::array<const char*, 12>& table_names();
+  /// The table of that name, or nullptr.
+  OpTable* table(const std::string& name);
 
  private:
   template <class T, class Self>
@@ -96,6 +108,14 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
 /// measurements gets the nearest measured GPU's, moved likewise (deepep_from). Errors only for corrupt files.
 bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
                       const ModelSpec& model, bool deepep, ProfileTables& out, std::string& error);
+
+/// For moved tables (`t.transferred_to` set) that lack some of `lacking` (table names a role needs but finds no
+/// grid of, TableCostModel::tables_lacking): the grids of keys `t` does not have, from the first GPU after the one
+/// they came from (table_gpus_by_distance) that has any, moved to `gpu`'s datasheet by that pair's rule; recorded
+/// in `t.supplements`. False when nothing was added. Errors only for corrupt files.
+bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
+                            const ModelSpec& model, const std::vector<std::string>& lacking,
+                            std::vector<std::string>& tried, ProfileTables& t, std::string& error);
 
 /// DeepEP's measured configuration (profiles/<gpu>/sglang/deepep_*.json): one collective over the 8 GPUs of an
 /// H100 node, normal mode at SGLang's default 20 SMs (DeepEP Buffer.num_sms, unless --deepep-config changes it).
@@ -133,6 +153,9 @@ class TableCostModel : public CostModel {
   int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
   FidelityReport report() const override;
+  /// Tables (ProfileTables::table_names) this role looked a shape up in and found no grid for: the families that
+  /// fall back to the datasheet curves, and the window tables when sliding layers fall back to full attention.
+  std::vector<std::string> tables_lacking() const;
 
   // Per-op predictors (us, one layer / one op), public for validation tools and tests.
   double gemm_us(double m, double n, double k, bool fp8, bool* extrapolated = nullptr) const;

@@ -239,25 +239,35 @@ bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpe
   return errors.ok();
 }
 
-std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
-                              const std::vector<std::string>& candidates) {
+std::vector<std::string> table_gpus_by_distance(const ResourceCatalog& catalog, const GpuSpec& to,
+                                                const std::vector<std::string>& candidates) {
   struct Candidate {
     std::string name;
     double distance;
     bool same;
+    std::size_t order;
   };
   std::vector<Candidate> ok;
   for (const std::string& name : candidates) {
     GpuSpec g;
     if (!catalog_gpu(catalog, name, g) || !(g.bf16_tflops > 0) || !(g.hbm_tb_s > 0)) continue;
     const double d = std::fabs(det_log(to.bf16_tflops / g.bf16_tflops)) + std::fabs(det_log(to.hbm_tb_s / g.hbm_tb_s));
-    ok.push_back({name, d, transfer_rule(g, to) == TransferRule::kSameArchitecture});
+    ok.push_back({name, d, transfer_rule(g, to) == TransferRule::kSameArchitecture, ok.size()});
   }
-  const bool any_same = std::any_of(ok.begin(), ok.end(), [](const Candidate& c) { return c.same; });
-  const Candidate* best = nullptr;
-  for (const Candidate& c : ok)
-    if ((c.same || !any_same) && (!best || c.distance < best->distance)) best = &c;
-  return best ? best->name : "";
+  std::sort(ok.begin(), ok.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.same != b.same) return a.same;
+    if (a.distance != b.distance) return a.distance < b.distance;
+    return a.order < b.order;
+  });
+  std::vector<std::string> out;
+  for (const Candidate& c : ok) out.push_back(c.name);
+  return out;
+}
+
+std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
+                              const std::vector<std::string>& candidates) {
+  const std::vector<std::string> ordered = table_gpus_by_distance(catalog, to, candidates);
+  return ordered.empty() ? "" : ordered.front();
 }
 
 }  // namespace servesim

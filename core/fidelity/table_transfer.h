@@ -64,4 +64,9 @@ bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpe
 std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
                               const std::vector<std::string>& candidates);
 
+/// Every loadable GPU of `candidates` in nearest_table_gpu's order (same compute capability first, then by
+/// distance, listed order on a tie): where the GPU a role is priced from lacks a table, the next ones supply it.
+std::vector<std::string> table_gpus_by_distance(const ResourceCatalog& catalog, const GpuSpec& to,
+                                                const std::vector<std::string>& candidates);
+
 }  // namespace servesim

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "core/fidelity/interpolation.h"
@@ -252,4 +254,95 @@ TEST_CASE("moved tables are reused within a process only for the same datasheets
   const SimTime other = cost_for("Llama-3.1-8B", faster, 1)->price(step).total;
   CHECK(again == first);
   CHECK(other < first);
+}
+
+namespace {
+
+std::unique_ptr<CostModel> cost_with_dtype(const std::string& model, const GpuSpec& gpu, int tensor_parallel,
+                                           const std::string& dtype, const ResourceCatalog& catalog = test::catalog()) {
+  EngineOptions e;
+  e.dtype = dtype;
+  std::string err;
+  auto c = make_cost_model(test::bundled_model(model), gpu, tp(tensor_parallel), e, &catalog, 1, err);
+  REQUIRE(err.empty());
+  REQUIRE(c);
+  return c;
+}
+
+/// The bundled profiles with an index listing only the tables `keep` accepts.
+ResourceCatalog catalog_listing(std::function<bool(const std::string&)> keep) {
+  const ResourceLoader base = test::profiles_loader();
+  return ResourceCatalog([base, keep](const std::string& path) -> std::optional<std::string> {
+    if (path != "index.json") return base(path);
+    auto j = nlohmann::json::parse(*base(path));
+    auto kept = nlohmann::json::array();
+    for (const auto& t : j["tables"])
+      if (keep(t.get<std::string>())) kept.push_back(t);
+    j["tables"] = kept;
+    return j.dump();
+  });
+}
+
+}  // namespace
+
+TEST_CASE("GPUs with tables are ordered same architecture first, then by datasheet distance", "[fidelity][transfer]") {
+  const auto vllm = test::catalog().gpus_with_table("vllm/gemm");
+  const auto l40s = table_gpus_by_distance(test::catalog(), test::bundled_gpu("L40S"), vllm);
+  REQUIRE(l40s.size() == 3);
+  CHECK(l40s.front() == "A100-80G");  // nearest_table_gpu's choice comes first
+  const auto h800 = table_gpus_by_distance(test::catalog(), test::bundled_gpu("H800"), vllm);
+  CHECK(h800 == std::vector<std::string>{"H100-SXM", "H200-SXM", "A100-80G"});  // Hopper before Ampere
+  CHECK(table_gpus_by_distance(test::catalog(), test::bundled_gpu("H800"), {"no-such-gpu"}).empty());
+}
+
+TEST_CASE("grids the nearest GPU lacks come from the next GPU with tables, not from the curves",
+          "[fidelity][transfer]") {
+  const GpuSpec l40s = test::bundled_gpu("L40S");
+  // A100 measured no FP8 GEMMs: an FP8 model on L40S takes H100's, moved by the other-architecture rule.
+  const auto fp8 = cost_with_dtype("Llama-3.1-8B", l40s, 1, "fp8");
+  const FidelityReport r = fp8->report();
+  CHECK(r.profile == "A100-80G/vllm");
+  CHECK(r.transferred_to == "L40S");
+  REQUIRE(r.supplements.size() == 1);
+  CHECK(r.supplements[0].from == "H100-SXM");
+  CHECK(r.supplements[0].transfer == "other architecture");
+  CHECK(r.supplements[0].tables == std::vector<std::string>{"gemm"});
+  CHECK_THAT(fp8->describe(), Catch::Contains("gemm grids the A100-80G tables lack from H100-SXM"));
+  CHECK_THAT(fp8->describe(), !Catch::Contains("not in the tables: gemm"));
+  // A bf16 model finds everything on A100: nothing is added.
+  const auto bf16 = cost_with_dtype("Llama-3.1-8B", l40s, 1, "bfloat16");
+  CHECK(bf16->report().supplements.empty());
+  // GPUs with their own tables, and GPUs whose source has every grid, take nothing from elsewhere.
+  CHECK(cost_with_dtype("Llama-3.1-8B", test::bundled_gpu("H100-SXM"), 1, "fp8")->report().supplements.empty());
+  CHECK(cost_with_dtype("Llama-3.1-8B", test::bundled_gpu("H800"), 1, "fp8")->report().supplements.empty());
+}
+
+TEST_CASE("an FP8 GEMM supplied from another GPU is that GPU's cell moved to the target datasheet",
+          "[fidelity][transfer]") {
+  // L40S priced from A100 with H100's fp8 grid against an L40S priced from H100 alone (tables_from): the FP8 GEMMs
+  // are the same moved cells.
+  const GpuSpec l40s = test::bundled_gpu("L40S");
+  GpuSpec from_h100 = l40s;
+  from_h100.name = "L40S from H100";
+  from_h100.tables_from = "H100-SXM";
+  const auto mixed = cost_with_dtype("Llama-3.1-8B", l40s, 1, "fp8");
+  const auto direct = cost_with_dtype("Llama-3.1-8B", from_h100, 1, "fp8");
+  REQUIRE(direct->report().supplements.empty());
+  const int gemm = static_cast<int>(OpFamily::kGemm);
+  for (int tokens : {16, 4096}) {
+    const BatchShape s = prefill_batch(tokens);
+    // The gemm family is the layer GEMMs, all FP8 here (the bf16 LM head is a family of its own).
+    const double a = static_cast<double>(mixed->price(s).by_family[gemm]);
+    const double b = static_cast<double>(direct->price(s).by_family[gemm]);
+    CHECK(a == Approx(b).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("with no GPU holding the grid, the curves still price it and say so", "[fidelity][transfer]") {
+  // Only A100's tables listed: nothing has FP8 GEMMs.
+  const ResourceCatalog a100_only = catalog_listing([](const std::string& t) { return t.rfind("A100-80G/", 0) == 0; });
+  const auto c = cost_with_dtype("Llama-3.1-8B", test::bundled_gpu("L40S"), 1, "fp8", a100_only);
+  CHECK(c->report().profile == "A100-80G/vllm");
+  CHECK(c->report().supplements.empty());
+  CHECK_THAT(c->describe(), Catch::Contains("not in the tables: gemm"));
 }
