@@ -3,7 +3,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import {readText} from '../../web/lib/profiles.js';
@@ -78,6 +78,32 @@ test('a GPU without tables fetches the nearest GPU\'s tables (H20: H100\'s) and 
   for (const g of ['A100-80G', 'H100-SXM', 'H200-SXM']) assert.ok(fetched.includes(`profiles/gpus/${g}.json`), g);
   assert.ok(!fetched.some((p) => /H200-SXM\/|A100-80G\/|trtllm/.test(p)), fetched.join(', '));
   assert.equal(new Set(fetched).size, fetched.length, 'no file is fetched twice');
+});
+
+test('grids the nearest GPU lacks are fetched from the next one (FP8 on L40S: H100\'s GEMMs), as the CLI prices them', async () => {
+  const {M, reads} = await countingModule();
+  const doc = JSON.parse(preset('default.json'));
+  doc.hardware.gpu = 'L40S';
+  doc.engine = {...doc.engine, dtype: 'fp8'};
+  const text = JSON.stringify(doc);
+  const result = await run(M, text);
+  const fid = JSON.parse(result).deployment.roles[0].fidelity;
+  assert.equal(fid.profile, 'A100-80G/vllm');
+  assert.deepEqual(fid.supplements, [{from: 'H100-SXM', tables: ['gemm'], transfer: 'other architecture'}]);
+  const fetched = reads.slice(1);
+  assert.ok(fetched.includes('profiles/A100-80G/vllm/gemm.json'));
+  assert.ok(fetched.includes('profiles/H100-SXM/vllm/gemm.json'));
+  assert.ok(!fetched.some((p) => /H200-SXM\/|trtllm/.test(p)), fetched.join(', '));
+  assert.equal(new Set(fetched).size, fetched.length, 'no file is fetched twice');
+  const tmp = mkdtempSync(path.join(tmpdir(), 'servesim-profiles-'));
+  try {
+    const sc = path.join(tmp, 's.json'), out = path.join(tmp, 'r.json');
+    writeFileSync(sc, text);
+    execFileSync(nativeCli(), ['run', sc, '--out', out, '--quiet'], {stdio: 'pipe'});
+    assert.ok(`${result}\n` === readFileSync(out, 'utf8'), 'result JSON differs from the CLI\'s');
+  } finally {
+    rmSync(tmp, {recursive: true, force: true});
+  }
 });
 
 test('a file that cannot be fetched reaches the caller as an error naming it', async () => {

@@ -1,8 +1,12 @@
-// Profiles on demand in the browser: the page fetches only the default preset's files, and a profile file the
-// server cannot deliver reaches the page as a message naming it (no crash, no silent fallback).
+// Profiles on demand in the browser: the page fetches only the default preset's files, a GPU without tables
+// fetches the GPUs that price it and names them, and a profile file the server cannot deliver reaches the page as a
+// message naming it (no crash, no silent fallback).
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {startBrowser, waitState} from './browser_harness.mjs';
+import {readFileSync} from 'node:fs';
+import {join} from 'node:path';
+import {encodeShare} from '../../web/lib/share_codec.js';
+import {startBrowser, waitState, runAndWait, ROOT} from './browser_harness.mjs';
 
 let browser;
 before(async () => { browser = await startBrowser(); });
@@ -16,6 +20,25 @@ test('the default preset fetches its own GPU\'s profiles only', async () => {
   assert.ok(profiles.includes('assets/profiles/H100-SXM/vllm/gemm.json'), profiles.join(', '));
   assert.ok(!profiles.some((p) => /H200|A100|trtllm|mooncake/.test(p)), profiles.join(', '));
   await page.close();
+});
+
+test('an FP8 model on L40S names A100\'s tables and the FP8 GEMM grids taken from H100', async () => {
+  const doc = JSON.parse(readFileSync(join(ROOT, 'presets', 'default.json'), 'utf8'));
+  doc.hardware.gpu = 'L40S';
+  doc.engine = {...doc.engine, dtype: 'fp8'};
+  browser.served.length = 0;
+  const page = await browser.open('#' + await encodeShare(doc, '0.1.0'));
+  try {
+    // A shared scenario runs when the reader asks for it.
+    assert.equal(await runAndWait(page, () => page.click('.notice button.primary'), 120000), 'completed');
+    const priced = await page.$$eval('.role-fidelity > summary', (ss) => ss.map((x) => x.textContent));
+    assert.match(priced[0], /priced by datasheet-derived \(A100-80G\/vllm tables moved to L40S, other architecture; gemm grids A100-80G lacks from H100-SXM\)/);
+    const profiles = browser.served.map(([p]) => p).filter((p) => p.startsWith('assets/profiles/'));
+    assert.ok(profiles.includes('assets/profiles/H100-SXM/vllm/gemm.json'), profiles.join(', '));
+    assert.ok(!profiles.some((p) => /H200-SXM\//.test(p)), profiles.join(', '));
+  } finally {
+    await page.close();
+  }
 });
 
 test('a profile file that cannot be fetched is named on the page', async () => {

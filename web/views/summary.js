@@ -79,11 +79,14 @@ function deployment(result, scenario) {
       h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`), fidelity(r.fidelity))));
 }
 
-/** "table (H100-SXM/vllm)", "datasheet-derived (H100-SXM/vllm tables moved to H800)", "roofline". */
+/** "table (H100-SXM/vllm)", "datasheet-derived (H100-SXM/vllm tables moved to H800, same architecture)",
+ *  "... (A100-80G/vllm tables moved to L40S, other architecture; gemm grids A100 lacks from H100-SXM)", "roofline". */
 function pricedBy(f) {
   if (!f) return '?';
   if (!f.profile || f.profile === 'datasheet') return f.kind;
-  return `${f.kind} (${f.profile}${f.transferred_to ? ` tables moved to ${f.transferred_to}, ${f.transfer}` : ''})`;
+  const owner = f.profile.split('/')[0];
+  const extra = (f.supplements ?? []).map((s) => `; ${s.tables.join(', ')} grids ${owner} lacks from ${s.from}`).join('');
+  return `${f.kind} (${f.profile}${f.transferred_to ? ` tables moved to ${f.transferred_to}, ${f.transfer}` : ''}${extra})`;
 }
 
 const ROLE_MEANING = {C: 'co-located prefill and decode', P: 'prefill', D: 'decode (holds the KV cache)',
