@@ -27,10 +27,15 @@ void GlobalController::init_disaggregation(const Scenario& s) {
   RoleCluster& p = cluster_.roles[cluster_.entry_role];
   RoleCluster& d = cluster_.roles[cluster_.decode_role];
   const KvTransferSpec& t = s.deployment.kv_transfer;
-  const double bytes_per_token = kv_bytes_per_token_model(s.model, d.spec->engine);
+  // The P side's KV layout decides what is sent (its sliding layers hold only the window with the hybrid manager).
+  const ModelSpec* model = &s.model;
+  const EngineOptions* p_engine = &p.spec->engine;
+  const auto prompt_bytes = [model, p_engine](std::int64_t tokens) {
+    return kv_transfer_bytes(*model, *p_engine, tokens);
+  };
   const double p_bw = replica_link_bytes_per_s(*p.spec, t), d_bw = replica_link_bytes_per_s(*d.spec, t);
   const SimTime latency = from_ms(t.latency_us / 1000.0);
-  transfers_ = std::make_unique<KvTransferManager>(cluster_, bytes_per_token, p_bw, d_bw, latency,
+  transfers_ = std::make_unique<KvTransferManager>(cluster_, prompt_bytes, p_bw, d_bw, latency,
                                                    [this](Simulator& sim, Request& r) { landed(sim, r); });
   decode_base_ = d.replicas.front()->index();
   decode_states_.resize(d.replicas.size());
@@ -39,7 +44,7 @@ void GlobalController::init_disaggregation(const Scenario& s) {
   CostModel* p_cost = p.cost.get();
   const std::int64_t budget = p.spec->engine.max_num_batched_tokens;
   const double link = std::min(p_bw, d_bw);
-  HandoffEstimate estimate = [p_cost, budget, bytes_per_token, link, latency](const Request& r) {
+  HandoffEstimate estimate = [p_cost, budget, prompt_bytes, link, latency](const Request& r) {
     SimTime total = 0;
     BatchShape shape;
     for (std::int64_t done = 0; done < r.prompt_tokens;) {
@@ -51,7 +56,7 @@ void GlobalController::init_disaggregation(const Scenario& s) {
       shape.num_sampled = done == r.prompt_tokens ? 1 : 0;
       total += p_cost->price(shape).total;
     }
-    return total + from_sec(r.prompt_tokens * bytes_per_token / link) + latency;
+    return total + from_sec(prompt_bytes(r.prompt_tokens) / link) + latency;
   };
   // Initial system decode speed: one request decoding alone at a 1k context.
   BatchShape one;

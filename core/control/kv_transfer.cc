@@ -6,10 +6,10 @@
 
 namespace servesim {
 
-KvTransferManager::KvTransferManager(Cluster& cluster, double kv_bytes_per_token, double p_bytes_per_s,
+KvTransferManager::KvTransferManager(Cluster& cluster, PromptBytesFn prompt_bytes, double p_bytes_per_s,
                                      double d_bytes_per_s, SimTime latency, LandedFn landed)
     : cluster_(cluster),
-      kv_bytes_per_token_(kv_bytes_per_token),
+      prompt_bytes_(std::move(prompt_bytes)),
       p_bw_(p_bytes_per_s),
       d_bw_(d_bytes_per_s),
       latency_(latency),
@@ -51,7 +51,7 @@ void KvTransferManager::start(Simulator& sim, Request& r) {
   }
   Transfer& t = slots_[id];
   t.req = &r;
-  t.remaining = static_cast<double>(r.prompt_tokens) * kv_bytes_per_token_;
+  t.remaining = prompt_bytes_(r.prompt_tokens);
   t.rate = 0;
   t.last = sim.now();
   t.p = r.prefill_replica;

@@ -18,8 +18,10 @@ class KvTransferManager : public EventHandler {
  public:
   /// Called when a request's KV has landed on its decode replica.
   using LandedFn = std::function<void(Simulator&, Request&)>;
-  /// `kv_bytes_per_token`: whole-model KV of one token; bandwidths are per replica (all its GPUs), bytes/s.
-  KvTransferManager(Cluster& cluster, double kv_bytes_per_token, double p_bytes_per_s, double d_bytes_per_s,
+  /// KV bytes a prompt of that many tokens sends (kv_transfer_bytes).
+  using PromptBytesFn = std::function<double(std::int64_t)>;
+  /// Bandwidths are per replica (all its GPUs), bytes/s.
+  KvTransferManager(Cluster& cluster, PromptBytesFn prompt_bytes, double p_bytes_per_s, double d_bytes_per_s,
                     SimTime latency, LandedFn landed);
   /// A prefill finished: queue the request at its decode target and pull if blocks allow.
   void request_pull(Simulator& sim, Request& r);
@@ -47,7 +49,7 @@ class KvTransferManager : public EventHandler {
   void retime(Simulator& sim, int p, int d);
 
   Cluster& cluster_;
-  double kv_bytes_per_token_;
+  PromptBytesFn prompt_bytes_;
   double p_bw_, d_bw_;
   SimTime latency_;
   LandedFn landed_;

@@ -148,6 +148,17 @@ double kv_bytes_per_token_model(const ModelSpec& m, const EngineOptions& e) {
   return 2.0 * layers * static_cast<double>(m.num_key_value_heads) * m.head_dim * kv_element_bytes(e);
 }
 
+double kv_transfer_bytes(const ModelSpec& m, const EngineOptions& e, std::int64_t prompt_tokens) {
+  const double all = static_cast<double>(prompt_tokens) * kv_bytes_per_token_model(m, e);
+  if (!m.has_sliding_window() || m.is_mla() || !e.hybrid_kv_cache_manager.value_or(true)) return all;
+  // Sliding layers hold (and send) only the window's tokens.
+  const double per_layer = kv_bytes_per_token_model(m, e) / static_cast<double>(m.num_hidden_layers);
+  const double sliding = static_cast<double>(m.sliding_layers);
+  const double full = static_cast<double>(m.num_hidden_layers) - sliding;
+  const double kept = static_cast<double>(std::min<std::int64_t>(prompt_tokens, m.sliding_window));
+  return per_layer * (full * static_cast<double>(prompt_tokens) + sliding * kept);
+}
+
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
                            MemoryConstants k, bool attention_only) {
   KvBudget b;
@@ -207,7 +218,8 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   }
   b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   double per_block = b.kv_bytes_per_token * e.block_size;
-  if (m.has_sliding_window() && !m.is_mla()) {
+  b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !e.hybrid_kv_cache_manager.value_or(true);
+  if (m.has_sliding_window() && !m.is_mla() && !b.sliding_kept_full) {
     // vLLM's hybrid KV-cache manager: full and sliding layers form groups of equally many layers (the smaller of
     // the two counts); a block holds block_size tokens of one group's layers. Sliding groups keep only the
     // window's blocks of each request (kv_block_manager.h), so the same memory holds more requests.

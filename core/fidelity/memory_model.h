@@ -35,6 +35,8 @@ struct KvBudget {
   std::int64_t kv_groups_full = 1;
   std::int64_t kv_groups_sliding = 0;
   std::int64_t sliding_window = 0;  ///< keys per sliding layer (0 = none)
+  /// The model has sliding-window layers but the hybrid manager is off (a KV connector): they keep every token.
+  bool sliding_kept_full = false;
   /// Tokens as vLLM logs the cache size: blocks per group x block_size.
   std::int64_t max_tokens() const { return num_gpu_blocks / (kv_groups_full + kv_groups_sliding) * block_size; }
   /// Empty when the deployment fits; otherwise a message naming what does not fit.
@@ -67,8 +69,12 @@ KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Par
 /// over tp_ffn, routed experts over ep_ffn x tp_ffn, for the largest pipeline stage.
 double ffn_weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine);
 
-/// KV bytes of one token over the whole model (all layers and KV heads): what a P -> D transfer moves.
+/// KV bytes of one token over the whole model (all layers and KV heads).
 double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& engine);
+
+/// KV bytes of a `prompt_tokens` prompt handed from a P to a D role: every layer's, except that with the hybrid
+/// KV-cache manager on (EngineOptions::hybrid_kv_cache_manager) sliding-window layers send only the window's tokens.
+double kv_transfer_bytes(const ModelSpec& model, const EngineOptions& engine, std::int64_t prompt_tokens);
 
 /// Parameter bytes held by one GPU of the largest pipeline stage.
 double weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, double bytes_per_param,

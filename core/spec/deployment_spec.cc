@@ -183,6 +183,8 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
                                      catalog.list_joined("gpus"));
     }
     if (const Json* e = rr.raw("engine")) read_engine_options(*e, rr.path("engine"), role.engine, errors);
+    // Resolved here, where the role kind is known: roles that hand KV over run a KV connector.
+    role.engine.hybrid_kv_cache_manager = hybrid_kv_cache_on(role.engine, role.kind != RoleKind::kColocated);
     d.roles.push_back(std::move(role));
   }
   check_role_mix(r, d, errors);

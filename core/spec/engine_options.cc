@@ -34,6 +34,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_enum("kv_cache_dtype", o.kv_cache_dtype, {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"});
   r.get_bool("enforce_eager", o.enforce_eager);
   if (bool on = false; r.get_bool("async_scheduling", on)) o.async_scheduling = on;
+  if (bool on = false; r.get_bool("hybrid_kv_cache_manager", on)) o.hybrid_kv_cache_manager = on;
   r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
   r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});
@@ -59,6 +60,11 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
     errors.add(r.path("max_num_batched_tokens"),
                "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +
                    std::to_string(o.max_num_batched_tokens));
+}
+
+bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector) {
+  if (o.hybrid_kv_cache_manager) return *o.hybrid_kv_cache_manager;
+  return !(kv_connector && o.backend == "vllm");
 }
 
 bool async_scheduling_on(const EngineOptions& o, int pp) {

@@ -29,6 +29,12 @@ struct EngineOptions {
   /// vLLM's own default (async_scheduling_on). vllm backend only: SGLang's overlap scheduler and TRT-LLM's executor
   /// are in their calibrated host constants.
   std::optional<bool> async_scheduling;
+  /// vLLM's hybrid KV-cache manager (--disable-hybrid-kv-cache-manager negates it): sliding-window layers keep
+  /// only the window's blocks and a KV transfer moves only those. Unset = vLLM's resolution for the role
+  /// (hybrid_kv_cache_on): on, except where a KV connector is configured (P, D and A roles of a disaggregated
+  /// deployment), as vLLM turns it off whenever --kv-transfer-config is set and the connector does not declare
+  /// support. Models without sliding layers are unaffected.
+  std::optional<bool> hybrid_kv_cache_manager;
   std::vector<std::int64_t> cuda_graph_sizes;  ///< capture sizes; empty = vLLM's defaults
   std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
   std::string moe_routing = "uniform";       ///< token->expert assignment: uniform, balanced, power_law
@@ -55,6 +61,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
 /// Whether a role runs vLLM's async scheduling: the explicit option, else vLLM's default resolution (on unless
 /// pipeline parallel, as VllmConfig resolves an unset async_scheduling since vLLM made it the default).
 bool async_scheduling_on(const EngineOptions& o, int pp);
+
+/// Whether a role's sliding-window layers keep only the window (vLLM's hybrid KV-cache manager): the explicit
+/// option, else on unless the role exchanges KV with another role (`kv_connector`: P, D, A roles) under backend vllm.
+bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

@@ -9,6 +9,7 @@
 #include "core/fidelity/attention_model.h"
 #include "core/fidelity/memory_model.h"
 #include "core/fidelity/table_cost_model.h"
+#include "core/spec/scenario.h"
 #include "tests/test_support.h"
 
 using namespace servesim;
@@ -55,7 +56,7 @@ TEST_CASE("the windowed work model equals full attention up to the window and do
   CHECK(a.tiles == 528.0 * 64);
   CHECK(b.tiles == 63.0 * 64);
   CHECK(b.pairs == 128.0 * 129 / 2 + (4096.0 - 128) * 128);  // each row sees min(position + 1, 128) keys
-  CHECK(b.ctx_tokens == 4096);                                 // every key is some row's
+  CHECK(b.ctx_tokens == 4096);                               // every key is some row's
   // A chunk after 4000 cached keys needs only the window before it.
   PrefillWork chunk;
   chunk.add(win, 256, 4256);
@@ -217,4 +218,63 @@ TEST_CASE("without window grids a sliding prefill is full attention scaled by th
           Approx(without.prefill_attention_us(std::vector<PrefillChunk>(1, PrefillChunk{len, len})) *
                  curves.attn_prefill_window.eval(s / 128.0)));
   }
+}
+
+TEST_CASE("roles that hand KV over keep every layer full, as vLLM turns its hybrid manager off with a connector",
+          "[fidelity][memory][window]") {
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
+  Parallelism p;
+  const ModelSpec sw = test::bundled_model("gpt-oss-120b");
+  EngineOptions on, off;
+  on.hybrid_kv_cache_manager = true;
+  off.hybrid_kv_cache_manager = false;
+  const KvBudget a = compute_kv_budget(sw, g, p, on), b = compute_kv_budget(sw, g, p, off);
+  REQUIRE(a.error.empty());
+  REQUIRE(b.error.empty());
+  CHECK_FALSE(a.sliding_kept_full);
+  CHECK(b.sliding_kept_full);
+  CHECK(b.kv_groups_sliding == 0);
+  CHECK(b.num_gpu_blocks == static_cast<std::int64_t>(std::floor(b.kv_bytes / (16 * 36 * 2048.0))));
+  // vLLM logs the same token count either way; with the manager the sliding group drops blocks outside the window
+  // (the test above), so the same pool holds more long requests.
+  CHECK(b.max_tokens() == a.max_tokens());
+  // What a 4096-token prompt sends: all 36 layers' keys without the manager; with it 18 full layers' 4096 keys
+  // and 18 sliding layers' last 128.
+  CHECK(kv_transfer_bytes(sw, off, 4096) == 4096 * 36 * 2048.0);
+  CHECK(kv_transfer_bytes(sw, on, 4096) == (18 * 4096 + 18 * 128) * 2048.0);
+  CHECK(kv_transfer_bytes(sw, on, 100) == 100 * 36 * 2048.0);  // a prompt inside the window: every key
+  // Models without sliding layers send every layer either way.
+  const ModelSpec llama = test::bundled_model("Llama-3.1-8B");
+  CHECK(kv_transfer_bytes(llama, on, 512) == 512 * kv_bytes_per_token_model(llama, on));
+}
+
+TEST_CASE("the hybrid manager's default follows the role: on for C, off for P and D under vLLM, as set otherwise",
+          "[fidelity][memory][window]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["model"] = "gpt-oss-120b";
+  sc["workload"]["num_requests"] = 4;
+  sc["deployment"]["roles"] = nlohmann::json::parse(
+      R"([{"role": "P", "replicas": 1, "tensor_parallel_size": 2}, {"role": "D", "replicas": 1, "tensor_parallel_size": 2}])");
+  const nlohmann::json pd = test::run_scenario(sc.dump());
+  REQUIRE(pd["summary"]["completed"] == 4);
+  for (const auto& role : pd["deployment"]["roles"]) {
+    CHECK(role["kv_cache"]["hybrid_kv_cache_manager"] == false);
+    CHECK_FALSE(role["kv_cache"].contains("kv_cache_groups"));
+  }
+  // Four 512-token prompts, every layer's keys (36 layers x 2048 bytes per token).
+  CHECK(pd["disaggregation"]["kv_bytes_moved"].get<double>() == 4 * 512 * 36 * 2048.0);
+  // Set explicitly (a connector that supports it): the sliding groups come back.
+  sc["engine"]["hybrid_kv_cache_manager"] = true;
+  const nlohmann::json hybrid = test::run_scenario(sc.dump());
+  for (const auto& role : hybrid["deployment"]["roles"]) {
+    CHECK_FALSE(role["kv_cache"].contains("hybrid_kv_cache_manager"));
+    CHECK(role["kv_cache"]["kv_cache_groups"]["sliding"] == 1);
+  }
+  CHECK(hybrid["disaggregation"]["kv_bytes_moved"].get<double>() == 4 * (18 * 512 + 18 * 128) * 2048.0);
+  // A wrong type names the field.
+  sc["engine"]["hybrid_kv_cache_manager"] = "yes";
+  Scenario s;
+  Errors errors;
+  CHECK_FALSE(read_scenario(sc, test::catalog(), s, errors));
+  CHECK_THAT(errors.joined(), Catch::Contains("/engine/hybrid_kv_cache_manager"));
 }
