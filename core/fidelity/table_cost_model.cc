@@ -309,14 +309,14 @@ bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const Mod
 
 namespace {
 
-/// Adds to `dst` the grids of `src` whose key `dst` lacks (both tables of one op and layout); true if any.
+/// Adds to `dst` the grids of `src` whose key `dst` lacks; true if any. `dst` is a table the role found no grid in,
+/// so where the two are laid out differently (A100's MLA tables are per kernel, H100's per module) `src` replaces it.
 bool add_missing_grids(OpTable& dst, const OpTable& src) {
   if (src.empty()) return false;
-  if (dst.empty()) {
+  if (dst.empty() || dst.op != src.op || dst.key_fields != src.key_fields || dst.axis_fields != src.axis_fields) {
     dst = src;
     return true;
   }
-  if (dst.op != src.op || dst.key_fields != src.key_fields || dst.axis_fields != src.axis_fields) return false;
   bool added = false;
   const std::size_t own = dst.grids.size();
   for (const OpGrid& g : src.grids) {

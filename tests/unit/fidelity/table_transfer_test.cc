@@ -1,5 +1,6 @@
 #include "core/fidelity/table_transfer.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -345,4 +346,25 @@ TEST_CASE("with no GPU holding the grid, the curves still price it and say so", 
   CHECK(c->report().profile == "A100-80G/vllm");
   CHECK(c->report().supplements.empty());
   CHECK_THAT(c->describe(), Catch::Contains("not in the tables: gemm"));
+}
+
+TEST_CASE("a table laid out otherwise on the source GPU is replaced by the next GPU's (MLA modules on L40S)",
+          "[fidelity][transfer]") {
+  // A100's MLA tables are per kernel and price no DeepSeek-V3 attention; H100's module tables do.
+  Parallelism p = tp(8);
+  p.pp = 4;
+  EngineOptions e;
+  e.dtype = "fp8";
+  std::string err;
+  auto c =
+      make_cost_model(test::bundled_model("DeepSeek-V3"), test::bundled_gpu("L40S"), p, e, &test::catalog(), 1, err);
+  REQUIRE(c);
+  const FidelityReport r = c->report();
+  REQUIRE(r.supplements.size() == 1);
+  CHECK(r.supplements[0].from == "H100-SXM");
+  const auto& t = r.supplements[0].tables;
+  CHECK(std::find(t.begin(), t.end(), "mla_context") != t.end());
+  CHECK(std::find(t.begin(), t.end(), "mla_generation") != t.end());
+  CHECK_THAT(c->describe(), Catch::Contains("MLA attention from module tables"));
+  CHECK_THAT(c->describe(), !Catch::Contains("attention_prefill"));
 }
