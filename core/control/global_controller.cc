@@ -28,10 +28,8 @@ void GlobalController::init_disaggregation(const Scenario& s) {
   RoleCluster& d = cluster_.roles[cluster_.decode_role];
   const KvTransferSpec& t = s.deployment.kv_transfer;
   // The P side's KV layout decides what is sent (its sliding layers hold only the window with the hybrid manager).
-  const ModelSpec* model = &s.model;
-  const EngineOptions* p_engine = &p.spec->engine;
-  const auto prompt_bytes = [model, p_engine](std::int64_t tokens) {
-    return kv_transfer_bytes(*model, *p_engine, tokens);
+  const auto prompt_bytes = [&model = s.model, &engine = p.spec->engine](std::int64_t tokens) {
+    return kv_transfer_bytes(model, engine, tokens);
   };
   const double p_bw = replica_link_bytes_per_s(*p.spec, t), d_bw = replica_link_bytes_per_s(*d.spec, t);
   const SimTime latency = from_ms(t.latency_us / 1000.0);

@@ -149,10 +149,11 @@ double kv_bytes_per_token_model(const ModelSpec& m, const EngineOptions& e) {
 }
 
 double kv_transfer_bytes(const ModelSpec& m, const EngineOptions& e, std::int64_t prompt_tokens) {
-  const double all = static_cast<double>(prompt_tokens) * kv_bytes_per_token_model(m, e);
-  if (!m.has_sliding_window() || m.is_mla() || !e.hybrid_kv_cache_manager.value_or(true)) return all;
+  const double per_token = kv_bytes_per_token_model(m, e);
+  if (!m.has_sliding_window() || m.is_mla() || !e.hybrid_kv_cache_manager.value_or(true))
+    return static_cast<double>(prompt_tokens) * per_token;
   // Sliding layers hold (and send) only the window's tokens.
-  const double per_layer = kv_bytes_per_token_model(m, e) / static_cast<double>(m.num_hidden_layers);
+  const double per_layer = per_token / static_cast<double>(m.num_hidden_layers);
   const double sliding = static_cast<double>(m.sliding_layers);
   const double full = static_cast<double>(m.num_hidden_layers) - sliding;
   const double kept = static_cast<double>(std::min<std::int64_t>(prompt_tokens, m.sliding_window));

@@ -252,6 +252,22 @@ void remember_transfer(const std::string& key, const ProfileTables& t) {
   c.emplace_back(key, t);
 }
 
+/// GPU `from`'s tables for `backend` (vLLM's when it has none of that backend), moved from its datasheet `ref` to
+/// `gpu`'s (once per process: the transfer cache). `out` stays empty when `from` has no tables loaded.
+bool load_moved_tables(const ResourceCatalog& catalog, const std::string& from, const GpuSpec& ref,
+                       const GpuSpec& gpu, const std::string& backend, const ModelSpec& model, ProfileTables& out,
+                       std::string& error) {
+  if (!load_profile_tables(catalog, from, backend, model, out, error)) return false;
+  if (!out.any() && !load_profile_tables(catalog, from, "vllm", model, out, error)) return false;
+  if (!out.any()) return true;
+  const std::string key = transfer_cache_key(out, ref, gpu, model);
+  if (!cached_transfer(key, out)) {
+    transfer_tables(out, ref, gpu, model);
+    remember_transfer(key, out);
+  }
+  return true;
+}
+
 /// This GPU's own tables; for a GPU without any (or naming tables_from) another GPU's, moved to its datasheet.
 bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
                               const ModelSpec& model, ProfileTables& out, std::string& error) {
@@ -272,14 +288,8 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
   GpuSpec ref;
   if (from.empty() || !catalog_gpu(catalog, from, ref)) return true;
   ProfileTables t;
-  if (!load_profile_tables(catalog, from, backend, model, t, error)) return false;
-  if (!t.any() && !load_profile_tables(catalog, from, "vllm", model, t, error)) return false;
+  if (!load_moved_tables(catalog, from, ref, gpu, backend, model, t, error)) return false;
   if (!t.any()) return true;
-  const std::string key = transfer_cache_key(t, ref, gpu, model);
-  if (!cached_transfer(key, t)) {
-    transfer_tables(t, ref, gpu, model);
-    remember_transfer(key, t);
-  }
   t.validation_json = transfer_error_json(catalog, transfer_rule(ref, gpu));
   out = std::move(t);
   return true;
@@ -304,10 +314,6 @@ bool borrow_deepep(const ResourceCatalog& catalog, const GpuSpec& gpu, const Mod
   t.deepep_from = from;
   return true;
 }
-
-}  // namespace
-
-namespace {
 
 /// Adds to `dst` the grids of `src` whose key `dst` lacks; true if any. `dst` is a table the role found no grid in,
 /// so where the two are laid out differently (A100's MLA tables are per kernel, H100's per module) `src` replaces it.
@@ -345,16 +351,10 @@ bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, 
     GpuSpec ref;
     if (!catalog_gpu(catalog, from, ref)) continue;
     ProfileTables s;
-    if (!load_profile_tables(catalog, from, backend, model, s, error)) return false;
-    if (!s.any() && !load_profile_tables(catalog, from, "vllm", model, s, error)) return false;
+    if (!load_moved_tables(catalog, from, ref, gpu, backend, model, s, error)) return false;
     // Listed but not loaded yet (in the browser the files are fetched and the run repeated): stop here, so that
     // the repeat takes the same GPU's grids as a native run and nothing further is fetched.
     if (!s.any()) return false;
-    const std::string key = transfer_cache_key(s, ref, gpu, model);
-    if (!cached_transfer(key, s)) {
-      transfer_tables(s, ref, gpu, model);
-      remember_transfer(key, s);
-    }
     ProfileTables::Supplement added;
     added.from = from;
     added.same_architecture = s.same_architecture;
