@@ -1,6 +1,10 @@
 #pragma once
-/// Collective communication from measured tables: vLLM's custom all-reduce (CUDA-graph and eager variants) for
-/// the small messages it handles, NCCL (all_reduce, all_gather, reduce_scatter, alltoall) otherwise. Sizes are
+/// Collective communication from measured tables: the backend's own TP all-reduce (CUDA-graph and eager variants)
+/// over the sizes its table measured, NCCL (all_reduce, all_gather, reduce_scatter, alltoall) otherwise. That table
+/// is the engine's all-reduce entry point as it dispatches by size, not one kernel: AIConfigurator's collector times
+/// vLLM's `tensor_model_parallel_all_reduce` (custom all-reduce up to its buffer, then symmetric-memory or custom
+/// two-shot, then NCCL; the H100 tables cross NCCL's at those limits) and TRT-LLM's AllReduce with strategy AUTO,
+/// from 128 to 512M elements. Sizes are
 /// in 16-bit elements as measured. Outside the measured sizes: below the smallest, the smallest message's time
 /// (latency-bound); above the largest, scaled linearly in size from it (bandwidth-bound); both flagged. Between
 /// measured sizes the time is linear in size where it rises (the alpha-beta law of one protocol, exact for
@@ -25,8 +29,9 @@ struct CollectiveTime {
 
 class CollectiveModel {
  public:
-  /// Tables may be null (that family then reports !ok). `custom_max_bytes`: largest message the custom
-  /// all-reduce takes (vLLM: 8 MiB); `custom_gpus_ok`: the topology allows it (full NVLink, 2/4/6/8 GPUs).
+  /// Tables may be null (that family then reports !ok). `custom_max_bytes`: largest message of vLLM's custom
+  /// all-reduce kernel (8 MiB), up to which eager steps read the eager variant; larger messages read the graph
+  /// variant up to the table's largest size, NCCL beyond.
   void set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes);
   /// All-reduce of `elements` bf16 values over `gpus` GPUs; `graph`: replayed inside a CUDA graph.
   CollectiveTime all_reduce(double elements, int gpus, bool graph) const;

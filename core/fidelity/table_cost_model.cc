@@ -464,7 +464,8 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   if (prefill_.ok()) source_[static_cast<int>(OpFamily::kAttentionPrefill)] = PriceSource::kTable;
   if (decode_.ok()) source_[static_cast<int>(OpFamily::kAttentionDecode)] = PriceSource::kTable;
   build_moe();
-  // vLLM's custom all-reduce takes messages up to 8 MiB on fully NVLinked 2/4/6/8 GPU groups; NCCL beyond.
+  // The backend's all-reduce table (vLLM's dispatcher, TRT-LLM AUTO) on fully NVLinked 2/4/6/8 GPU groups, its
+  // eager variant only up to vLLM's custom kernel's 8 MiB buffer (CollectiveModel::all_reduce); NCCL beyond its sizes.
   const bool custom_ok = g_.nvlink_gb_s > 0 && p_.tp_attn <= g_.gpus_per_node && p_.tp_attn % 2 == 0 &&
                          p_.tp_attn <= 8 && e_.backend != "sglang";
   collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,

@@ -8,7 +8,7 @@
 ///   attention_*        attention tables through the per-request work model (attention_model.h)
 ///                      MLA models: the module tables minus the GEMM-table projections (capped by the modules),
 ///                      or the kernel tables as they are (mla_module_table.h)
-///   all_reduce         custom all-reduce (graph / eager) or NCCL table by message size
+///   all_reduce         the backend's all-reduce table (vLLM dispatcher, TRT-LLM AUTO) by message size; NCCL beyond it
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
 ///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
 ///   cpu_overhead       per-backend constants calibrated on silicon_h100.csv (docs/validation.md)
