@@ -342,9 +342,7 @@ bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, 
                             std::vector<std::string>& tried, ProfileTables& t, std::string& error) {
   if (t.transferred_to.empty() || lacking.empty()) return false;
   const std::string table_backend = backend == "sglang" ? "vllm" : backend;
-  std::vector<std::string> candidates = catalog.gpus_with_table(table_backend + "/gemm");
-  for (const std::string& g : catalog.gpus_with_table("vllm/gemm"))
-    if (std::find(candidates.begin(), candidates.end(), g) == candidates.end()) candidates.push_back(g);
+  const std::vector<std::string> candidates = catalog.gpus_with_any_table({table_backend + "/gemm", "vllm/gemm"});
   for (const std::string& from : table_gpus_by_distance(catalog, gpu, candidates)) {
     if (from == gpu.name || std::find(tried.begin(), tried.end(), from) != tried.end()) continue;
     tried.push_back(from);
@@ -357,7 +355,7 @@ bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, 
     if (!s.any()) return false;
     ProfileTables::Supplement added;
     added.from = from;
-    added.same_architecture = s.same_architecture;
+    added.rule = s.transfer_rule;
     for (const std::string& name : lacking) {
       OpTable* dst = t.table(name);
       const OpTable* src = s.table(name);
@@ -1202,7 +1200,8 @@ std::string TableCostModel::describe() const {
     if (t_.table_backend != e_.backend) d += " for backend " + e_.backend;
     if (!t_.transferred_to.empty())
       d = "datasheet-derived: " + d + " moved to the " + t_.transferred_to + " datasheet (" +
-          (t_.same_architecture ? "same architecture: each cell's roofline time re-priced, the rest kept"
+          (t_.transfer_rule == TransferRule::kSameArchitecture
+               ? "same architecture: each cell's roofline time re-priced, the rest kept"
                                 : "other architecture: each cell scaled by the ratio of the rooflines") + ")";
   } else {
     d = curves_.ok ? "datasheet-derived: " + g_.name + " roofline corrected by efficiency curves fitted on H100/H200/A100"
@@ -1243,7 +1242,7 @@ std::string TableCostModel::describe() const {
     std::string names;
     for (const std::string& n : sup.tables) names += (names.empty() ? "" : ", ") + n;
     d += "; " + names + " grids the " + t_.gpu + " tables lack from " + sup.from + " (" +
-         transfer_rule_name(sup.same_architecture ? TransferRule::kSameArchitecture : TransferRule::kOtherArchitecture) +
+         transfer_rule_name(sup.rule) +
          ")";
   }
   if (!rest.empty()) d += "; not in the tables: " + rest;
@@ -1265,13 +1264,9 @@ FidelityReport TableCostModel::report() const {
     if (!t_.transferred_to.empty()) {
       r.kind = "datasheet-derived";
       r.transferred_to = t_.transferred_to;
-      r.transfer = transfer_rule_name(t_.same_architecture ? TransferRule::kSameArchitecture
-                                                           : TransferRule::kOtherArchitecture);
+      r.transfer = transfer_rule_name(t_.transfer_rule);
       for (const ProfileTables::Supplement& sup : t_.supplements)
-        r.supplements.push_back({sup.from,
-                                 transfer_rule_name(sup.same_architecture ? TransferRule::kSameArchitecture
-                                                                          : TransferRule::kOtherArchitecture),
-                                 sup.tables});
+        r.supplements.push_back({sup.from, transfer_rule_name(sup.rule), sup.tables});
     }
   } else if (datasheet) {
     r.profile = "datasheet";

@@ -33,6 +33,7 @@
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
 #include "core/fidelity/roofline_cost_model.h"
+#include "core/fidelity/table_transfer.h"
 #include "core/sim/rng.h"
 #include "core/spec/deployment_spec.h"
 #include "core/spec/model_spec.h"
@@ -68,14 +69,14 @@ struct ProfileTables {
   std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
   std::string transferred_to;
-  bool same_architecture = false;  ///< the transfer kept the non-roofline time (equal compute capability)
+  TransferRule transfer_rule = TransferRule::kOtherArchitecture;  ///< how they were moved (when transferred_to is set)
   /// Set when the DeepEP tables are another GPU's moved to this one (the GPU has no SGLang DeepEP measurements).
   std::string deepep_from;
   /// Grids the moved tables lack (a weight format, a KV-cache format or head size, a window table) taken from the
   /// next nearest GPUs with tables, moved to the same datasheet (supplement_role_tables).
   struct Supplement {
     std::string from;                 ///< the GPU whose grids were added
-    bool same_architecture = false;   ///< the rule they were moved by
+    TransferRule rule = TransferRule::kOtherArchitecture;  ///< the rule they were moved by
     std::vector<std::string> tables;  ///< table names (table_names()) that received grids
   };
   std::vector<Supplement> supplements;

@@ -193,7 +193,7 @@ bool cell_work(const OpTable& t, std::size_t grid, std::size_t cell, const Model
   double x[kMaxAxes] = {};
   cell_axes(g, cell, x);
   work_of(parse_key(t, g, model), x, w);
-  return w.flops > 0 || w.bytes > 0 || w.link_bytes > 0;
+  return w.any();
 }
 
 double peak_time_us(const CellWork& w, const GpuSpec& g) {
@@ -219,7 +219,7 @@ void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, Tran
       if (!(g.values[c] > 0)) continue;  // NaN: not measured
       cell_axes(g, c, x);
       work_of(key, x, w);
-      if (!(w.flops > 0 || w.bytes > 0 || w.link_bytes > 0)) continue;
+      if (!w.any()) continue;
       g.values[c] = transfer_time_us(g.values[c], w, from, to, rule);
       g.log_values[c] = interp_log(g.values[c]);
     }
@@ -230,7 +230,7 @@ void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, c
   const TransferRule rule = transfer_rule(from, to);
   for (OpTable* table : t.tables()) transfer_table(*table, from, to, rule, model);
   t.transferred_to = to.name;
-  t.same_architecture = rule == TransferRule::kSameArchitecture;
+  t.transfer_rule = rule;
 }
 
 bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpec& out) {

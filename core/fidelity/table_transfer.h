@@ -36,6 +36,8 @@ struct CellWork {
   double bytes = 0;       ///< HBM bytes
   bool fp8 = false;       ///< FLOPs at the FP8 peak (the BF16 peak on GPUs without FP8 tensor cores)
   double link_bytes = 0;  ///< bytes through each GPU's intra-node link (collectives); > 0 selects the link rule
+  /// Some work to re-price (false for ops the transfer does not know).
+  bool any() const { return flops > 0 || bytes > 0 || link_bytes > 0; }
 };
 
 /// The work of cell `cell` (row-major index) of grid `grid` of `table`, by the table's op ("gemm",

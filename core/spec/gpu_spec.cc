@@ -37,9 +37,7 @@ void read_gpu_fields(ObjectReader& r, GpuSpec& g, const ResourceCatalog& catalog
                                                      g.compute_capability + "\"");
   if (r.get_string("tables_from", g.tables_from, false, 64)) {
     // The GPUs other GPUs can be priced from: those with kernel tables (GEMM is in every backend's set).
-    std::vector<std::string> with = catalog.gpus_with_table("vllm/gemm");
-    for (const std::string& t : catalog.gpus_with_table("trtllm/gemm"))
-      if (std::find(with.begin(), with.end(), t) == with.end()) with.push_back(t);
+    const std::vector<std::string> with = catalog.gpus_with_any_table({"vllm/gemm", "trtllm/gemm"});
     if (std::find(with.begin(), with.end(), g.tables_from) == with.end()) {
       std::string names;
       for (const std::string& n : with) names += (names.empty() ? "" : ", ") + n;

@@ -1,5 +1,7 @@
 #include "core/spec/resource_catalog.h"
 
+#include <algorithm>
+
 namespace servesim {
 
 ResourceCatalog::ResourceCatalog(ResourceLoader loader) : loader_(std::move(loader)) {
@@ -43,6 +45,14 @@ std::vector<std::string> ResourceCatalog::gpus_with_table(const std::string& tab
     const std::string gpu = entry.substr(0, entry.size() - suffix.size());
     if (gpu.find('/') == std::string::npos) out.push_back(gpu);
   }
+  return out;
+}
+
+std::vector<std::string> ResourceCatalog::gpus_with_any_table(const std::vector<std::string>& tables) const {
+  std::vector<std::string> out;
+  for (const std::string& table : tables)
+    for (const std::string& gpu : gpus_with_table(table))
+      if (std::find(out.begin(), out.end(), gpu) == out.end()) out.push_back(gpu);
   return out;
 }
 

@@ -24,6 +24,8 @@ class ResourceCatalog {
   std::string list_joined(const std::string& folder) const;
   /// GPUs whose measured table `table` ("vllm/gemm", "sglang/deepep_ll") the index lists, in index order.
   std::vector<std::string> gpus_with_table(const std::string& table) const;
+  /// GPUs listing any of `tables`: those of the first table in index order, then the others' not yet named.
+  std::vector<std::string> gpus_with_any_table(const std::vector<std::string>& tables) const;
   /// True when the index lists any measured table of `gpu`.
   bool gpu_has_tables(const std::string& gpu) const;
 
