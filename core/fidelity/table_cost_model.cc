@@ -1202,7 +1202,8 @@ std::string TableCostModel::describe() const {
       d = "datasheet-derived: " + d + " moved to the " + t_.transferred_to + " datasheet (" +
           (t_.transfer_rule == TransferRule::kSameArchitecture
                ? "same architecture: each cell's roofline time re-priced, the rest kept"
-                                : "other architecture: each cell scaled by the ratio of the rooflines") + ")";
+               : "other architecture: each cell scaled by the ratio of the rooflines") +
+          ")";
   } else {
     d = curves_.ok ? "datasheet-derived: " + g_.name + " roofline corrected by efficiency curves fitted on H100/H200/A100"
                    : "roofline from the " + g_.name + " datasheet";
@@ -1241,8 +1242,7 @@ std::string TableCostModel::describe() const {
   for (const ProfileTables::Supplement& sup : t_.supplements) {
     std::string names;
     for (const std::string& n : sup.tables) names += (names.empty() ? "" : ", ") + n;
-    d += "; " + names + " grids the " + t_.gpu + " tables lack from " + sup.from + " (" +
-         transfer_rule_name(sup.rule) +
+    d += "; " + names + " grids the " + t_.gpu + " tables lack from " + sup.from + " (" + transfer_rule_name(sup.rule) +
          ")";
   }
   if (!rest.empty()) d += "; not in the tables: " + rest;
