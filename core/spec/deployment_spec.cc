@@ -141,10 +141,15 @@ void read_sibyl(const Json& j, const std::string& path, SibylSpec& s, Errors& er
   if (s.ema_alpha >= 1) errors.add(r.path("ema_alpha"), "must be below 1 (alpha in (0, 1))");
 }
 
+// Whether a role's own engine object sets `key` (else the value came from the scenario's /engine).
+bool set_in_role(const Json* role_engine, const char* key) {
+  return role_engine && role_engine->is_object() && role_engine->contains(key);
+}
+
 }  // namespace
 
-void read_deployment(const Json& j, const std::string& path, const ResourceCatalog& catalog,
-                     const Json* default_gpu, const std::string& default_gpu_path, const EngineOptions& engine,
+void read_deployment(const Json& j, const std::string& path, const ResourceCatalog& catalog, const Json* default_gpu,
+                     const std::string& default_gpu_path, const EngineOptions& engine, const std::string& architecture,
                      DeploymentSpec& d, Errors& errors) {
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
@@ -184,7 +189,16 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     }
     if (const Json* e = rr.raw("engine")) read_engine_options(*e, rr.path("engine"), role.engine, errors);
     // Resolved here, where the role kind is known: roles that hand KV over run a KV connector.
-    role.engine.hybrid_kv_cache_manager = hybrid_kv_cache_on(role.engine, role.kind != RoleKind::kColocated);
+    if (role.engine.backend == "sglang" && sglang_disables_hybrid_swa(architecture) &&
+        role.engine.hybrid_kv_cache_manager.value_or(false))
+      errors.add(set_in_role(rr.raw("engine"), "hybrid_kv_cache_manager")
+                     ? rr.path("engine") + "/hybrid_kv_cache_manager"
+                     : "/engine/hybrid_kv_cache_manager",
+                 "SGLang turns its hybrid SWA memory off for " + architecture +
+                     " whatever the flags (every layer keeps every token); leave it unset or false under backend "
+                     "\"sglang\"");
+    role.engine.hybrid_kv_cache_manager =
+        hybrid_kv_cache_on(role.engine, role.kind != RoleKind::kColocated, architecture);
     d.roles.push_back(std::move(role));
   }
   check_role_mix(r, d, errors);

@@ -85,8 +85,9 @@ struct DeploymentSpec {
 };
 
 /// Reads "deployment". `default_gpu` is the scenario's "hardware" GPU; `engine` the scenario's engine options.
-void read_deployment(const Json& j, const std::string& path, const ResourceCatalog& catalog,
-                     const Json* default_gpu, const std::string& default_gpu_path, const EngineOptions& engine,
+/// `architecture`: the model's config.json class (ModelSpec::architecture), for backend rules keyed on it.
+void read_deployment(const Json& j, const std::string& path, const ResourceCatalog& catalog, const Json* default_gpu,
+                     const std::string& default_gpu_path, const EngineOptions& engine, const std::string& architecture,
                      DeploymentSpec& d, Errors& errors);
 
 }  // namespace servesim

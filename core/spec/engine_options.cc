@@ -62,7 +62,18 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
                    std::to_string(o.max_num_batched_tokens));
 }
 
-bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector) {
+bool sglang_disables_hybrid_swa(const std::string& architecture) {
+  static const char* const kClasses[] = {"GptOssForCausalLM",  "Gemma2ForCausalLM",
+                                         "Gemma3ForCausalLM",  "Gemma3ForConditionalGeneration",
+                                         "Gemma3nForCausalLM", "Gemma3nForConditionalGeneration",
+                                         "Olmo2ForCausalLM"};
+  for (const char* c : kClasses)
+    if (architecture == c) return true;
+  return false;
+}
+
+bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector, const std::string& architecture) {
+  if (o.backend == "sglang" && sglang_disables_hybrid_swa(architecture)) return false;
   if (o.hybrid_kv_cache_manager) return *o.hybrid_kv_cache_manager;
   return !(kv_connector && o.backend == "vllm");
 }

@@ -64,7 +64,11 @@ bool async_scheduling_on(const EngineOptions& o, int pp);
 
 /// Whether a role's sliding-window layers keep only the window (vLLM's hybrid KV-cache manager): the explicit
 /// option, else on unless the role exchanges KV with another role (`kv_connector`: P, D, A roles) under backend vllm.
-bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector);
+bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector, const std::string& architecture = "");
+/// SGLang turns its hybrid SWA memory off for these model classes whatever the flags
+/// (ServerArgs._handle_model_specific_adjustments sets disable_hybrid_swa_memory for GptOssForCausalLM, the Gemma 2/3
+/// families and Olmo2ForCausalLM): every layer keeps every token.
+bool sglang_disables_hybrid_swa(const std::string& architecture);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

@@ -124,6 +124,13 @@ void read_hf_config(const Json& config, const std::string& path, ModelSpec& m, E
   ObjectReader r(config, path, errors);
   if (!r.valid()) return;
   r.allow_unknown();
+  if (const Json* a = r.raw("architectures"); a && !a->is_null()) {
+    if (!a->is_array() || a->empty() || !(*a)[0].is_string() || (*a)[0].get<std::string>().size() > 200)
+      errors.add(r.path("architectures"),
+                 "must be an array of class names, e.g. [\"LlamaForCausalLM\"], got " + describe(*a));
+    else
+      m.architecture = (*a)[0].get<std::string>();
+  }
   r.get_int("hidden_size", m.hidden_size, 1, kMaxDim, true);
   r.get_int("num_hidden_layers", m.num_hidden_layers, 1, 4096, true);
   r.get_int("num_attention_heads", m.num_attention_heads, 1, 16384, true);

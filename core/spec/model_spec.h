@@ -12,6 +12,7 @@ namespace servesim {
 struct ModelSpec {
   std::string name;                      ///< display name ("Llama-3.1-8B")
   std::string hf_id;                     ///< Hugging Face repo id when known
+  std::string architecture;              ///< config.json "architectures"[0] ("GptOssForCausalLM"); "" when absent
   std::int64_t hidden_size = 0;          ///< d_model
   std::int64_t intermediate_size = 0;    ///< dense MLP width (gated: up and gate are each this wide)
   std::int64_t num_hidden_layers = 0;

@@ -96,7 +96,8 @@ bool read_scenario(const Json& doc, const ResourceCatalog& catalog, Scenario& s,
   EngineOptions engine;
   if (const Json* e = r.raw("engine")) read_engine_options(*e, "/engine", engine, errors);
   if (const Json* d = r.raw("deployment"))
-    read_deployment(*d, "/deployment", catalog, default_gpu, "/hardware/gpu", engine, s.deployment, errors);
+    read_deployment(*d, "/deployment", catalog, default_gpu, "/hardware/gpu", engine, s.model.architecture,
+                    s.deployment, errors);
   else errors.add("/deployment", "is required, e.g. {\"roles\": [{\"role\": \"C\", \"replicas\": 1}]}");
   if (const Json* w = r.raw("workload")) read_workload(*w, "/workload", catalog, s.workload, errors);
   else errors.add("/workload", "is required (arrival process and lengths)");

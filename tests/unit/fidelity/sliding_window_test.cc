@@ -278,3 +278,38 @@ TEST_CASE("the hybrid manager's default follows the role: on for C, off for P an
   CHECK_FALSE(read_scenario(sc, test::catalog(), s, errors));
   CHECK_THAT(errors.joined(), Catch::Contains("/engine/hybrid_kv_cache_manager"));
 }
+
+TEST_CASE("SGLang keeps every token in every layer of gpt-oss: it turns its hybrid SWA memory off for that class",
+          "[fidelity][memory][window]") {
+  nlohmann::json sc = test::small_scenario();
+  sc["model"] = "gpt-oss-120b";
+  sc["workload"]["num_requests"] = 4;
+  sc["engine"]["backend"] = "sglang";
+  const nlohmann::json sg = test::run_scenario(sc.dump());
+  REQUIRE(sg["summary"]["completed"] == 4);
+  const auto& kv = sg["deployment"]["roles"][0]["kv_cache"];
+  CHECK(kv["hybrid_kv_cache_manager"] == false);
+  CHECK_FALSE(kv.contains("kv_cache_groups"));
+  // Same memory as vLLM's accounting, one block per 16 tokens of all 36 layers instead of one per group of 18.
+  sc["engine"]["backend"] = "vllm";
+  const nlohmann::json vl = test::run_scenario(sc.dump());
+  const auto& kv_vllm = vl["deployment"]["roles"][0]["kv_cache"];
+  CHECK(kv_vllm["kv_cache_groups"]["sliding"] == 1);
+  CHECK(kv["num_gpu_blocks"].get<std::int64_t>() * 2 == Approx(kv_vllm["num_gpu_blocks"].get<double>()).margin(2));
+  // Asking SGLang for the hybrid pools is an error naming where it was set, at the top level or in a role.
+  sc["engine"]["backend"] = "sglang";
+  sc["engine"]["hybrid_kv_cache_manager"] = true;
+  Scenario s;
+  Errors errors;
+  CHECK_FALSE(read_scenario(sc, test::catalog(), s, errors));
+  CHECK_THAT(errors.joined(),
+             Catch::Contains("/engine/hybrid_kv_cache_manager") && Catch::Contains("GptOssForCausalLM"));
+  sc["engine"].erase("hybrid_kv_cache_manager");
+  sc["deployment"]["roles"][0]["engine"] = {{"hybrid_kv_cache_manager", true}};
+  Errors role_errors;
+  CHECK_FALSE(read_scenario(sc, test::catalog(), s, role_errors));
+  CHECK_THAT(role_errors.joined(), Catch::Contains("/deployment/roles/0/engine/hybrid_kv_cache_manager"));
+  // Models SGLang runs with hybrid pools are unaffected by the rule (the architecture is read from config.json).
+  CHECK_FALSE(sglang_disables_hybrid_swa(test::bundled_model("Llama-3.1-8B").architecture));
+  CHECK(test::bundled_model("gpt-oss-120b").architecture == "GptOssForCausalLM");
+}

@@ -417,8 +417,12 @@ TEST_CASE("an inline model with an HF config works and reports the ignored confi
   CHECK(s.model.head_dim == 64);
   CHECK(s.model.num_key_value_heads == 4);
   CHECK_FALSE(s.model.is_moe());
-  CHECK(s.model.ignored_config_keys == std::vector<std::string>{"architectures", "rope_theta"});
-  CHECK(s.warnings == std::vector<std::string>{"model config keys not used by the simulator: architectures, rope_theta"});
+  CHECK(s.model.architecture == "LlamaForCausalLM");  // read: SGLang's memory rules go by the class
+  auto bad = doc;
+  bad["model"]["config"]["architectures"] = "LlamaForCausalLM";  // a string, not a list
+  CHECK_THAT(parse(bad).joined(), Catch::Contains("/model/config/architectures: must be an array of class names"));
+  CHECK(s.model.ignored_config_keys == std::vector<std::string>{"rope_theta"});
+  CHECK(s.warnings == std::vector<std::string>{"model config keys not used by the simulator: rope_theta"});
   // 2 * 32000 * 1024 embeddings+head, 4 layers x (attention 2*1024*1024 + 2*1024*256 + FFN 3*1024*4096), norms 9*1024.
   const double want = 2.0 * 32000 * 1024 + 4 * (2.0 * 1024 * 1024 + 2.0 * 1024 * 256 + 3.0 * 1024 * 4096) + 9.0 * 1024;
   CHECK(s.model.param_count() == want);
