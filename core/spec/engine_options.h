@@ -63,7 +63,8 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
 bool async_scheduling_on(const EngineOptions& o, int pp);
 
 /// Whether a role's sliding-window layers keep only the window (vLLM's hybrid KV-cache manager): the explicit
-/// option, else on unless the role exchanges KV with another role (`kv_connector`: P, D, A roles) under backend vllm.
+/// option, else on unless the role exchanges KV with another role (`kv_connector`: P, D, A roles) under backend vllm;
+/// always off under backend sglang for the model classes of sglang_disables_hybrid_swa (`architecture`).
 bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector, const std::string& architecture = "");
 /// SGLang turns its hybrid SWA memory off for these model classes whatever the flags
 /// (ServerArgs._handle_model_specific_adjustments sets disable_hybrid_swa_memory for GptOssForCausalLM, the Gemma 2/3
