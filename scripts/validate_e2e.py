@@ -533,10 +533,11 @@ def datasheet_e2e(args, expressible, tmp):
             table.append((label, group, s))
             # Rows where grids the source GPU lacks came from a further GPU (supplement_role_tables): shown apart, and
             # the rule's own figure (quoted by results as its measured error) counts only the rows priced by it alone.
-            alone = [x for x in in_group if sims.get(x[0]["id"]) and not sims[x[0]["id"]][2]]
-            extra = sorted({sims[x[0]["id"]][2] for x in in_group if sims.get(x[0]["id"]) and sims[x[0]["id"]][2]})
-            if extra:
-                sup = [x for x in in_group if sims.get(x[0]["id"]) and sims[x[0]["id"]][2]]
+            ran = [x for x in in_group if sims.get(x[0]["id"])]
+            alone = [x for x in ran if not sims[x[0]["id"]][2]]
+            sup = [x for x in ran if sims[x[0]["id"]][2]]
+            if sup:
+                extra = sorted({sims[x[0]["id"]][2] for x in sup})
                 models = sorted({x[1]["model"] for x in sup})
                 table.append(("... of which priced by the rule alone", group, summary(errors(alone, sims))))
                 table.append(("... of which with grids the source lacks from %s (%s)" % (", ".join(extra),

@@ -39,7 +39,8 @@ OJson kv_json(const KvBudget& b) {
   if (b.kv_groups_sliding > 0)
     j["kv_cache_groups"] = OJson{{"full", b.kv_groups_full}, {"sliding", b.kv_groups_sliding},
                                  {"sliding_window", b.sliding_window}};
-  // A sliding-window model whose role runs a KV connector: vLLM turned the hybrid manager off, every layer is full.
+  // A sliding-window model with the hybrid manager off (a KV connector under vLLM, gpt-oss under SGLang): every
+  // layer is full.
   if (b.sliding_kept_full) j["hybrid_kv_cache_manager"] = false;
   return j;
 }

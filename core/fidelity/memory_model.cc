@@ -72,6 +72,12 @@ double checkpoint_weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p
   return per_gpu;
 }
 
+// Sliding-window layers hold (and a P -> D transfer sends) only the window's tokens: vLLM's hybrid KV-cache manager
+// on (EngineOptions::hybrid_kv_cache_manager, resolved per role). MLA models have no such layers here.
+bool sliding_keeps_window(const ModelSpec& m, const EngineOptions& e) {
+  return m.has_sliding_window() && !m.is_mla() && e.hybrid_kv_cache_manager.value_or(true);
+}
+
 }  // namespace
 
 double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, const EngineOptions& e, bool attention_only) {
@@ -150,9 +156,7 @@ double kv_bytes_per_token_model(const ModelSpec& m, const EngineOptions& e) {
 
 double kv_transfer_bytes(const ModelSpec& m, const EngineOptions& e, std::int64_t prompt_tokens) {
   const double per_token = kv_bytes_per_token_model(m, e);
-  if (!m.has_sliding_window() || m.is_mla() || !e.hybrid_kv_cache_manager.value_or(true))
-    return static_cast<double>(prompt_tokens) * per_token;
-  // Sliding layers hold (and send) only the window's tokens.
+  if (!sliding_keeps_window(m, e)) return static_cast<double>(prompt_tokens) * per_token;
   const double per_layer = per_token / static_cast<double>(m.num_hidden_layers);
   const double sliding = static_cast<double>(m.sliding_layers);
   const double full = static_cast<double>(m.num_hidden_layers) - sliding;
@@ -219,8 +223,8 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   }
   b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   double per_block = b.kv_bytes_per_token * e.block_size;
-  b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !e.hybrid_kv_cache_manager.value_or(true);
-  if (m.has_sliding_window() && !m.is_mla() && !b.sliding_kept_full) {
+  b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !sliding_keeps_window(m, e);
+  if (sliding_keeps_window(m, e)) {
     // vLLM's hybrid KV-cache manager: full and sliding layers form groups of equally many layers (the smaller of
     // the two counts); a block holds block_size tokens of one group's layers. Sliding groups keep only the
     // window's blocks of each request (kv_block_manager.h), so the same memory holds more requests.

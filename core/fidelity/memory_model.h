@@ -35,7 +35,8 @@ struct KvBudget {
   std::int64_t kv_groups_full = 1;
   std::int64_t kv_groups_sliding = 0;
   std::int64_t sliding_window = 0;  ///< keys per sliding layer (0 = none)
-  /// The model has sliding-window layers but the hybrid manager is off (a KV connector): they keep every token.
+  /// The model has sliding-window layers but the hybrid manager is off (a KV connector under vLLM; SGLang for the
+  /// classes of sglang_disables_hybrid_swa): they keep every token.
   bool sliding_kept_full = false;
   /// Tokens as vLLM logs the cache size: blocks per group x block_size.
   std::int64_t max_tokens() const { return num_gpu_blocks / (kv_groups_full + kv_groups_sliding) * block_size; }

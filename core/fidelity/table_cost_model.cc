@@ -105,6 +105,10 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The profiles folder a backend's kernel tables live in: SGLang runs the same kernel families as vLLM (FlashAttention,
+// Triton fused MoE, cuBLAS GEMMs) and the data has no SGLang kernel tables, so its roles use vLLM's.
+std::string tables_backend(const std::string& backend) { return backend == "sglang" ? "vllm" : backend; }
+
 }  // namespace
 
 const std::array<const char*, 12>& ProfileTables::table_names() {
@@ -130,9 +134,7 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   out.gpu = gpu;
   out.backend = backend;
   if (!is_safe_resource_name(gpu) || !is_safe_resource_name(backend)) return true;
-  // SGLang runs the same kernel families as vLLM (FlashAttention, Triton fused MoE, cuBLAS GEMMs); the data
-  // has no SGLang kernel tables, so its roles use vLLM's.
-  std::string tb = backend == "sglang" ? "vllm" : backend;
+  const std::string tb = tables_backend(backend);
   out.table_backend = tb;
   const std::string folder = gpu + "/" + tb;
   load_table(catalog, folder, "gemm.json", out.gemm, error);
@@ -156,7 +158,7 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   }
   if (!out.gemm.empty()) out.backend_version = out.gemm.backend_version;
   // The measured error: this profile's, or the datasheet path's leave-one-GPU-out error when there are no tables.
-  const bool tables = !out.gemm.empty() || !out.context_attention.empty() || !out.generation_attention.empty();
+  const bool tables = out.any();
   if (auto v = tables ? catalog.load_text(folder, "validation.json") : catalog.load_text("datasheet", "validation.json")) {
     auto j = nlohmann::ordered_json::parse(*v, nullptr, false);
     if (!j.is_discarded() && j.is_object() && j.contains("summary") && j["summary"].is_object()) {
@@ -278,7 +280,7 @@ bool load_own_or_moved_tables(const ResourceCatalog& catalog, const GpuSpec& gpu
     if (out.any() || catalog.gpu_has_tables(gpu.name)) return true;
   }
   std::string from = gpu.tables_from;
-  const std::string table_backend = backend == "sglang" ? "vllm" : backend;
+  const std::string table_backend = tables_backend(backend);
   if (from.empty()) {
     // The nearest GPU with this backend's tables; with none, the nearest with vLLM's (as SGLang roles use them).
     std::vector<std::string> candidates = catalog.gpus_with_table(table_backend + "/gemm");
@@ -341,7 +343,7 @@ bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, 
                             const ModelSpec& model, const std::vector<std::string>& lacking,
                             std::vector<std::string>& tried, ProfileTables& t, std::string& error) {
   if (t.transferred_to.empty() || lacking.empty()) return false;
-  const std::string table_backend = backend == "sglang" ? "vllm" : backend;
+  const std::string table_backend = tables_backend(backend);
   const std::vector<std::string> candidates = catalog.gpus_with_any_table({table_backend + "/gemm", "vllm/gemm"});
   for (const std::string& from : table_gpus_by_distance(catalog, gpu, candidates)) {
     if (from == gpu.name || std::find(tried.begin(), tried.end(), from) != tried.end()) continue;
