@@ -30,7 +30,8 @@ together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 r
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
 max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size) and SGLang agg rows use the `sglang`
 scheduler (prefill-first, decodes paused while prompts wait). vLLM's async scheduling follows the recorded
-version's default (ASYNC_SCHEDULING_SINCE). TTFT is timed at the first token that carries text (TTFT_FROM: the
+version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
+version's default (SGLANG_OLD_MEM_RULE_BEFORE). TTFT is timed at the first token that carries text (TTFT_FROM: the
 harness's chat clients disregard empty responses; gpt-oss opens with a 3-token harmony header). Compared: mean TTFT
 and mean TPOT.
 
@@ -163,6 +164,22 @@ ASYNC_SCHEDULING_SINCE = (0, 13)
 def async_scheduling(r):
     v = re.match(r"(\d+)\.(\d+)", r["backend_version"] or "")
     return bool(v) and (int(v.group(1)), int(v.group(2))) >= ASYNC_SCHEDULING_SINCE
+
+
+# SGLang's default --mem-fraction-static as each row's engine computed it. Releases before its PR #10975 (the
+# 0.5.1.post1 agg rows) reserved (9.5 + tp x pp / 2) GiB on GPUs of 35-90 GiB (+ 4 GiB with DP attention):
+# ServerArgs.__post_init__ of that release; later ones use the formula the simulator applies by default
+# (core/spec/engine_options.h). gpu_mem is the H100-SXM profile's memory in MiB, as in the simulator.
+SGLANG_OLD_MEM_RULE_BEFORE = (0, 5, 2)
+H100_MIB = 85029158912 / (1 << 20)
+
+
+def sglang_mem_fraction(r, parts):
+    v = re.match(r"(\d+)\.(\d+)\.(\d+)", r["backend_version"] or "")
+    if r["backend"] != "sglang" or not v or tuple(int(x) for x in v.groups()) >= SGLANG_OLD_MEM_RULE_BEFORE:
+        return None
+    reserved = (9.5 + parts["tp"] * parts["dp"] * parts["pp"] / 2) * 1024 + (4 * 1024 if parts["dp"] > 1 else 0)
+    return round((H100_MIB - reserved) / H100_MIB, 3)
 
 
 def num(s, default=0):
@@ -311,6 +328,8 @@ def scenario(r, parts, host, gpu="H100-SXM"):
         engine["kv_cache_dtype"] = "fp8"
     if r["backend"] == "vllm":
         engine["async_scheduling"] = async_scheduling(r)
+    if r["mode"] == "agg" and sglang_mem_fraction(r, parts) is not None:
+        engine["gpu_memory_utilization"] = sglang_mem_fraction(r, parts)
     if r["mode"] == "agg" and r["backend"] in SCHEDULER:
         engine["scheduler"] = SCHEDULER[r["backend"]]
     if host:

@@ -21,20 +21,28 @@ OJson parallelism_json(const Parallelism& p) {
 OJson kv_json(const KvBudget& b) {
   constexpr double kGiB = 1u << 30;
   OJson j{{"device_gib", b.device_bytes / kGiB},
-           {"usable_gib", b.usable_bytes / kGiB},
-           {"weights_gib", b.weights_bytes / kGiB},
-           {"activation_peak_gib", b.activation_bytes / kGiB},
-           {"runtime_overhead_gib", b.overhead_bytes / kGiB},
-           {"terms_gib", OJson{{"forward_peak", b.forward_peak_bytes / kGiB},
-                               {"sampler", b.sampler_bytes / kGiB},
-                               {"cuda_graphs", b.cuda_graph_bytes / kGiB},
-                               {"comm_workspaces", b.comm_bytes / kGiB},
-                               {"non_torch", b.non_torch_bytes / kGiB}}},
-           {"kv_cache_gib", b.kv_bytes / kGiB},
-           {"kv_bytes_per_token", b.kv_bytes_per_token},
-           {"block_size", b.block_size},
-           {"num_gpu_blocks", b.num_gpu_blocks},
-           {"kv_cache_tokens", b.max_tokens()}};
+          {"accounting", b.accounting},
+          {"memory_fraction", b.memory_fraction},
+          {"usable_gib", b.usable_bytes / kGiB},
+          {"weights_gib", b.weights_bytes / kGiB},
+          {"activation_peak_gib", b.activation_bytes / kGiB},
+          {"runtime_overhead_gib", b.overhead_bytes / kGiB},
+          {"terms_gib", OJson{{"forward_peak", b.forward_peak_bytes / kGiB},
+                              {"sampler", b.sampler_bytes / kGiB},
+                              {"cuda_graphs", b.cuda_graph_bytes / kGiB},
+                              {"comm_workspaces", b.comm_bytes / kGiB},
+                              {"non_torch", b.non_torch_bytes / kGiB}}},
+          {"kv_cache_gib", b.kv_bytes / kGiB},
+          {"kv_bytes_per_token", b.kv_bytes_per_token},
+          {"block_size", b.block_size},
+          {"num_gpu_blocks", b.num_gpu_blocks},
+          {"kv_cache_tokens", b.max_tokens()}};
+  // SGLang: the CUDA context and communicators come before its snapshot; (1 - fraction) of the rest is reserved for
+  // activations, CUDA graphs and workspaces (the terms above estimate what that reserve has to hold).
+  if (b.accounting == "sglang") {
+    j["sglang_reserved_gib"] = b.reserved_bytes / kGiB;
+    j["cuda_context_gib"] = b.context_bytes / kGiB;
+  }
   // Hybrid models (vLLM's hybrid KV-cache manager): how the pool's blocks split into full and sliding groups.
   if (b.kv_groups_sliding > 0)
     j["kv_cache_groups"] = OJson{{"full", b.kv_groups_full}, {"sliding", b.kv_groups_sliding},

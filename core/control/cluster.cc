@@ -102,7 +102,7 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     // F holds no KV cache, but its share of the FFN weights must fit.
     const RoleSpec& f = s.deployment.roles[static_cast<std::size_t>(ffn_spec)];
     const double need = ffn_weights_bytes_per_gpu(s.model, f.parallelism, f.engine);
-    const double usable = f.engine.gpu_memory_utilization * f.gpu.memory_bytes;
+    const double usable = memory_fraction(f.engine, f.gpu, f.parallelism) * f.gpu.memory_bytes;
     if (need > usable) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "FFN weights need %.2f GiB per GPU but gpu_memory_utilization x memory is %.2f GiB",

@@ -16,7 +16,20 @@ std::string gib(double bytes) {
   return buf;
 }
 
+std::string fraction_text(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", f);
+  return buf;
+}
+
 }  // namespace
+
+double memory_fraction(const EngineOptions& e, const GpuSpec& g, const Parallelism& p) {
+  if (e.gpu_memory_utilization) return *e.gpu_memory_utilization;
+  if (e.backend == "sglang")
+    return sglang_default_mem_fraction_static(e, g.memory_bytes, p.tp_attn * p.dp_attn, p.pp, p.dp_attn);
+  return 0.9;
+}
 
 double weights_bytes_per_gpu(const ModelSpec& m, const Parallelism& p, double bpp, bool attention_only) {
   const double embed = static_cast<double>(m.vocab_size) * m.hidden_size;
@@ -169,8 +182,10 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   KvBudget b;
   b.block_size = e.block_size;
   b.device_bytes = g.memory_bytes;
-  b.usable_bytes = e.gpu_memory_utilization * g.memory_bytes;
+  b.memory_fraction = memory_fraction(e, g, p);
+  b.usable_bytes = b.memory_fraction * g.memory_bytes;
   b.weights_bytes = weights_bytes_per_gpu(m, p, e, attention_only);
+  const bool sglang = e.backend == "sglang";
 
   // 1. Activation peak of vLLM's profile run: one forward pass of max_num_batched_tokens tokens, then the
   //    sampler on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on
@@ -221,7 +236,19 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     const double kv_heads_local = std::max(1.0, static_cast<double>(m.num_key_value_heads) / p.tp_attn);
     b.kv_bytes_per_token = 2.0 * layers * kv_heads_local * m.head_dim * kv_elem;
   }
-  b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
+  if (sglang) {
+    // SGLang takes its "total" after the CUDA context and the communicators exist, reserves (1 - fraction) of it
+    // for everything but weights and KV, and gives the rest after loading to the KV pool. The activation and graph
+    // terms above are what that reserve has to hold; they are not subtracted again.
+    b.accounting = "sglang";
+    b.context_bytes = k.cuda_context_bytes;
+    const double total = g.memory_bytes - b.context_bytes - b.comm_bytes;
+    b.usable_bytes = b.memory_fraction * total;
+    b.reserved_bytes = total - b.usable_bytes;
+    b.kv_bytes = b.usable_bytes - b.weights_bytes;
+  } else {
+    b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
+  }
   double per_block = b.kv_bytes_per_token * e.block_size;
   b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !sliding_keeps_window(m, e);
   if (sliding_keeps_window(m, e)) {
@@ -241,8 +268,15 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   // replica holds dp_attn groups' worth of blocks (one shared pool here; requests are not pinned to a group).
   b.num_gpu_blocks = b.kv_bytes > 0 ? static_cast<std::int64_t>(std::floor(b.kv_bytes / per_block)) * p.dp_attn : 0;
   if (b.weights_bytes > b.usable_bytes) {
-    b.error = "model weights need " + gib(b.weights_bytes) + " per GPU but gpu_memory_utilization x memory is " +
+    b.error = "model weights need " + gib(b.weights_bytes) + " per GPU but " +
+              (sglang ? "mem_fraction_static (gpu_memory_utilization " + fraction_text(b.memory_fraction) +
+                            ") x free memory is "
+                      : std::string("gpu_memory_utilization x memory is ")) +
               gib(b.usable_bytes) + " on " + g.name + "; raise tensor/pipeline parallelism or use fp8";
+  } else if (sglang && b.num_gpu_blocks < 1) {
+    b.error = "no memory left for the KV cache: mem_fraction_static (gpu_memory_utilization " +
+              fraction_text(b.memory_fraction) + ") x free memory " + gib(b.usable_bytes) + " - weights " +
+              gib(b.weights_bytes) + "; raise gpu_memory_utilization or add GPUs";
   } else if (b.num_gpu_blocks < 1) {
     b.error = "no memory left for the KV cache: " + gib(b.usable_bytes) + " usable - weights " + gib(b.weights_bytes) +
               " - activations " + gib(b.activation_bytes) + " - overhead " + gib(b.overhead_bytes) +

@@ -9,13 +9,23 @@
 
 namespace servesim {
 
-/// The memory budget of one GPU of a replica (the most loaded pipeline stage), term by term as vLLM accounts it:
+/// The memory budget of one GPU of a replica (the most loaded pipeline stage), term by term as its engine accounts
+/// it. vLLM and TRT-LLM roles (vLLM's profile run, which measures the torch peak and the non-torch growth after its
+/// start-up snapshot, so the CUDA context itself, created before the snapshot, is not subtracted):
 ///   kv = gpu_memory_utilization x device - weights - activation peak - (CUDA graphs + comm + non-torch)
-/// (vLLM's profile run measures the torch peak and the non-torch growth after its start-up snapshot, so the
-/// CUDA context itself, created before the snapshot, is not subtracted.) profiles/README.md explains each term.
+/// SGLang roles (ModelRunner.profile_max_num_token: the free memory after loading minus (1 - mem_fraction_static)
+/// x the free memory before loading, which was taken after the CUDA context and the communicators):
+///   kv = mem_fraction_static x (device - CUDA context - comm) - weights
+/// activations, CUDA graphs and workspaces living in the (1 - mem_fraction_static) share SGLang reserves.
+/// profiles/README.md explains each term.
 struct KvBudget {
   double device_bytes = 0;      ///< memory_bytes of the GPU
-  double usable_bytes = 0;      ///< gpu_memory_utilization x device memory
+  /// "vllm" (also TRT-LLM roles) or "sglang": which engine's arithmetic the budget follows.
+  std::string accounting = "vllm";
+  double memory_fraction = 0;   ///< gpu_memory_utilization / mem_fraction_static in use (explicit or default)
+  double usable_bytes = 0;      ///< vllm: fraction x device; sglang: fraction x (device - context - comm)
+  double reserved_bytes = 0;    ///< sglang: (1 - fraction) x (device - context - comm), for activations and graphs
+  double context_bytes = 0;     ///< sglang: CUDA context, taken before SGLang's pre-load snapshot
   double weights_bytes = 0;     ///< parameters resident on this GPU
   double activation_bytes = 0;  ///< torch peak of the profile run: forward_peak_bytes + sampler_bytes
   double forward_peak_bytes = 0;  ///< live tensors of the widest layer at max_num_batched_tokens
@@ -51,7 +61,13 @@ struct MemoryConstants {
   double custom_ar_bytes = 32.0 * (1u << 20);      ///< vLLM custom all-reduce: 8 MiB buffer x 2 + IPC metadata
   double graph_bytes_per_capture = 2.0 * (1u << 20);  ///< one captured graph's executable and private buffers
   double sampler_bytes_per_logit = 20;  ///< fp32 logits + fp32 probs + sorted fp32 values with int64 indices
+  double cuda_context_bytes = 0.5 * (1u << 30);  ///< CUDA context with torch's kernels loaded lazily (CUDA 12)
 };
+
+/// The share of device memory a role's engine gives to weights and KV cache: engine.gpu_memory_utilization when set,
+/// else 0.9 (vLLM, TRT-LLM) or SGLang's default formula (sglang_default_mem_fraction_static; its tp_size is
+/// tp_attn x dp_attn).
+double memory_fraction(const EngineOptions& engine, const GpuSpec& gpu, const Parallelism& par);
 
 /// Forward-pass peak of live activations for `tokens` tokens on one GPU (the widest layer): the residual
 /// stream (hidden + residual) plus the larger of the attention block (q/k/v and the attention output) and the

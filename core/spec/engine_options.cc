@@ -1,5 +1,8 @@
 #include "core/spec/engine_options.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace servesim {
 
 double dtype_bytes(const std::string& dtype) {
@@ -27,7 +30,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
       bs = v->get<std::int64_t>();
   }
   o.block_size = static_cast<int>(bs);
-  r.get_number("gpu_memory_utilization", o.gpu_memory_utilization, 0.0, 1.0, false, true);
+  if (double f = 0; r.get_number("gpu_memory_utilization", f, 0.0, 1.0, false, true)) o.gpu_memory_utilization = f;
   r.get_int("max_model_len", o.max_model_len, 1, 1 << 24);
   r.get_number("kv_watermark", o.kv_watermark, 0.0, 0.5);
   r.get_enum("dtype", o.dtype, {"bfloat16", "float16", "fp8"});
@@ -82,6 +85,31 @@ bool async_scheduling_on(const EngineOptions& o, int pp) {
   if (o.backend != "vllm") return false;
   if (o.async_scheduling) return *o.async_scheduling;
   return pp <= 1;
+}
+
+double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn) {
+  const double gpu_mib = gpu_mem_bytes / (1u << 20);
+  const double gib = 1024;  // MiB
+  int graph_bs = 512;
+  if (!o.cuda_graph_sizes.empty()) {
+    graph_bs = static_cast<int>(*std::max_element(o.cuda_graph_sizes.begin(), o.cuda_graph_sizes.end()));
+  } else if (gpu_mib < 20 * gib) {
+    graph_bs = 8;
+  } else if (gpu_mib < 35 * gib) {
+    graph_bs = tp < 4 ? 24 : 80;
+  } else if (gpu_mib < 60 * gib) {
+    graph_bs = tp < 4 ? 32 : 160;
+  } else if (gpu_mib < 160 * gib) {
+    graph_bs = tp < 4 ? 256 : 512;
+  }
+  double reserved = 512 + 1.5 * std::max<double>(static_cast<double>(o.max_num_batched_tokens), 2048) + 2.0 * graph_bs +
+                    tp * pp / 8.0 * gib;
+  if (dp_attn > 1) {
+    reserved += 3.0 * graph_bs * dp_attn;
+    if (graph_bs > 300) reserved += 1.5 * graph_bs * dp_attn;
+  }
+  if (gpu_mib > 60 * gib) reserved = std::max(reserved, 10 * gib);
+  return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
 }
 
 }  // namespace servesim

@@ -18,7 +18,10 @@ struct EngineOptions {
   bool enable_chunked_prefill = true;        ///< split long prompts across iterations
   std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
   int block_size = 16;                       ///< KV-cache block in tokens (SGLang --page-size)
-  double gpu_memory_utilization = 0.9;       ///< fraction of device memory vLLM may use (SGLang --mem-fraction-static)
+  /// Share of device memory for weights and KV cache (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static;
+  /// the two engines account it differently: memory_model.h). Unset = the engine's default: 0.9 for vllm and trtllm,
+  /// SGLang's own formula for sglang (sglang_default_mem_fraction_static).
+  std::optional<double> gpu_memory_utilization;
   std::int64_t max_model_len = 0;            ///< prompt+output cap; 0 = the model's max_position_embeddings
   double kv_watermark = 0.01;                ///< share of KV blocks kept free when admitting a new request
   std::string dtype = "bfloat16";            ///< weight/activation dtype ("fp8" = FP8 weights and GEMMs)
@@ -70,6 +73,17 @@ bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector, const std::st
 /// (ServerArgs._handle_model_specific_adjustments sets disable_hybrid_swa_memory for GptOssForCausalLM, the Gemma 2/3
 /// families and Olmo2ForCausalLM): every layer keeps every token.
 bool sglang_disables_hybrid_swa(const std::string& architecture);
+
+/// SGLang's default --mem-fraction-static (ServerArgs._handle_gpu_memory_settings, the rule since SGLang PR #10975):
+/// (gpu_mem - reserved) / gpu_mem rounded to 3 decimals, reserved in MiB = 512 (attention-backend metadata)
+/// + 1.5 x max(chunked_prefill_size, 2048) (prefill activations) + 2 x cuda_graph_max_bs (graph buffers)
+/// + tp x pp / 8 x 1024, with data-parallel attention + 3 x cuda_graph_max_bs x dp (+ 1.5 x that again when
+/// cuda_graph_max_bs > 300), at least 10 GiB on GPUs above 60 GiB. chunked_prefill_size is max_num_batched_tokens;
+/// cuda_graph_max_bs the largest of cuda_graph_sizes, else SGLang's default for the GPU's memory (8 below 20 GiB; 24
+/// or 80 below 35 GiB, 32 or 160 below 60 GiB, 256 or 512 below 160 GiB for tp < 4 or more; 512 above).
+/// `gpu_mem_bytes`: the device's memory (SGLang reads nvidia-smi's memory.total, about 0.6% more than the
+/// torch total_memory the GPU profiles record on an H100).
+double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

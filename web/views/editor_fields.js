@@ -102,7 +102,7 @@ export function fieldGroups(catalog) {
       {path: '/engine/max_num_batched_tokens', label: 'max_num_batched_tokens', kind: 'number', hint: '--chunked-prefill-size', placeholder: '8192'},
       {path: '/engine/enable_chunked_prefill', label: 'enable_chunked_prefill', kind: 'bool', options: tri, optional: true},
       {path: '/engine/block_size', label: 'block_size', kind: 'number', hint: '--page-size', placeholder: '16'},
-      {path: '/engine/gpu_memory_utilization', label: 'gpu_memory_utilization', kind: 'number', hint: '--mem-fraction-static', placeholder: '0.9'},
+      {path: '/engine/gpu_memory_utilization', label: 'gpu_memory_utilization', kind: 'number', hint: 'vLLM --gpu-memory-utilization, SGLang --mem-fraction-static; unset: 0.9, SGLang its own formula', placeholder: 'engine default'},
       {path: '/engine/max_model_len', label: 'max_model_len', kind: 'number', placeholder: 'model'},
       {path: '/engine/dtype', label: 'dtype', kind: 'select', options: ['bfloat16', 'float16', 'fp8'], optional: true},
       {path: '/engine/kv_cache_dtype', label: 'kv_cache_dtype', kind: 'select', options: ['auto', 'bfloat16', 'float16', 'fp8', 'fp8_e4m3', 'fp8_e5m2'], optional: true},
