@@ -10,7 +10,21 @@ namespace {
 /// True while a request still has prompt (or recompute) work: more than its one new token left, or no token
 /// generated yet. Requests whose KV arrived from a prefill role have exactly one token left and decode.
 bool needs_prefill(const Request& r) { return r.num_tokens() - r.num_computed > 1 || r.generated == 0; }
+
+/// Tokens `blocks` pool blocks hold when every token takes a block slot in each KV group.
+double tokens_of(const KvBlockManager& kv, std::int64_t blocks) {
+  const KvLayout& l = kv.layout();
+  return static_cast<double>(blocks) * kv.block_size() / static_cast<double>(l.full_groups + l.sliding_groups);
+}
 }  // namespace
+
+double SglangScheduler::unbooked_tokens(const KvBlockManager& kv) const {
+  double booked = 0;
+  for (const Request* r : running_)
+    booked += static_cast<double>(std::min<std::int64_t>(r->output_tokens - r->generated, kClipMaxNewTokens)) *
+              new_token_ratio_;
+  return tokens_of(kv, kv.free_blocks()) - booked;
+}
 
 bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
   std::int64_t budget = lim.token_budget;
@@ -24,8 +38,11 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
     out.items.push_back({r, static_cast<std::int32_t>(n), true});
     budget -= n;
   }
-  // 2. Waiting requests, FCFS, under the running cap; the last may be chunked. Requests whose KV came from a
-  // prefill role join the running set without budget (they only decode).
+  // 2. Waiting requests, FCFS, under the running cap and while their prompt and whole output fit what the running
+  // requests have not booked; the last may be chunked. Requests whose KV came from a prefill role join the running
+  // set without budget (they only decode).
+  if (running_.empty()) new_token_ratio_ = kInitNewTokenRatio;
+  double unbooked = unbooked_tokens(kv);
   for (auto it = waiting_.begin();
        it != waiting_.end() && static_cast<int>(running_.size()) < lim.max_num_seqs;) {
     Request* r = *it;
@@ -35,8 +52,16 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
       if (budget <= 0) break;
       const std::int64_t whole = r->num_tokens() - r->num_computed;
       if (!lim.allow_chunking && whole > budget) break;
+      // SGLang clips max_new_tokens so that prompt + output stays below the pool (max_req_len), so a request
+      // always fits an idle replica.
+      const double output =
+          std::min({static_cast<double>(r->output_tokens - r->generated), static_cast<double>(kClipMaxNewTokens),
+                    tokens_of(kv, kv.num_blocks()) - 1 - static_cast<double>(r->num_tokens())});
+      const double booking = static_cast<double>(whole) + std::max(0.0, output);
+      if (booking >= unbooked) break;  // SGLang's NO_TOKEN: admission stops (FCFS)
       n = chunk(*r);
       if (!kv.allocate(*r, r->num_computed + n, true)) break;  // no memory: admission stops (FCFS)
+      unbooked -= booking;
     }
     it = waiting_.erase(it);
     --counters_->waiting;
@@ -52,6 +77,8 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
 }
 
 void SglangScheduler::schedule_decode(KvBlockManager& kv, Batch& out) {
+  new_token_ratio_ = std::max(new_token_ratio_ - (kInitNewTokenRatio - kMinNewTokenRatio) / kNewTokenRatioDecaySteps,
+                              kMinNewTokenRatio);
   const bool pipeline_busy =
       std::any_of(running_.begin(), running_.end(), [](const Request* r) { return r->in_flight; });
   for (std::size_t i = 0; i < running_.size();) {
@@ -69,6 +96,7 @@ void SglangScheduler::schedule_decode(KvBlockManager& kv, Batch& out) {
         break;
       }
       Request* victim = running_[v];
+      new_token_ratio_ = kInitNewTokenRatio;
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(v));
       preempt_for_recompute(victim, kv, out);  // SGLang's retract_decode
       if (victim == r) {

@@ -6,6 +6,14 @@
 /// blocks run out during a decode step the newest running request is retracted (freed, recomputed later), as
 /// SGLang's retract_decode does. In a closed loop this keeps clients in waves: a wave's prompts are prefilled
 /// together while everyone else waits, so TTFT includes the whole wave's prefill.
+///
+/// Admission books memory ahead as SGLang's PrefillAdder does: every running request books its remaining output
+/// tokens times new_token_ratio, and a waiting request is admitted only while its prompt plus its whole output
+/// (each output capped at 4096, CLIP_MAX_NEW_TOKENS) fits in the free KV tokens left after those bookings.
+/// new_token_ratio starts at 0.7, falls by (0.7 - 0.098) / 600 every decode step to 0.098, and returns to 0.7 when
+/// the replica is idle or retracts a request (SGLang recomputes it from the retracted batch; the reset is this
+/// model's simplification). The output length stands for max_new_tokens, as benchmark clients send
+/// max_tokens = the output length with ignore_eos.
 #include "core/execution/queue_scheduler.h"
 
 namespace servesim {
@@ -20,6 +28,14 @@ class SglangScheduler : public QueueScheduler {
   /// Prompt chunks (continued chunked prompts, then waiting requests FCFS); false when none was scheduled.
   bool schedule_prefill(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out);
   void schedule_decode(KvBlockManager& kv, Batch& out);
+  /// Free KV tokens minus the running requests' bookings (remaining outputs x new_token_ratio).
+  double unbooked_tokens(const KvBlockManager& kv) const;
+
+  static constexpr double kInitNewTokenRatio = 0.7;        ///< SGLANG_INIT_NEW_TOKEN_RATIO
+  static constexpr double kMinNewTokenRatio = 0.7 * 0.14;  ///< init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+  static constexpr double kNewTokenRatioDecaySteps = 600;  ///< SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+  static constexpr std::int64_t kClipMaxNewTokens = 4096;  ///< CLIP_MAX_NEW_TOKENS
+  double new_token_ratio_ = kInitNewTokenRatio;
 };
 
 }  // namespace servesim

@@ -112,8 +112,9 @@ TEST_CASE("sglang scheduler: the running cap bounds admissions", "[execution][sc
 TEST_CASE("sglang scheduler: a decode step short of KV retracts the newest running request", "[execution][scheduler]") {
   ClusterCounters counters;
   SglangScheduler s(&counters);
-  KvBlockManager kv(2, 16, 0.0);  // two blocks of 16 tokens
-  Request a = make_request(0, 16), b = make_request(1, 16);
+  KvBlockManager kv(3, 16, 0.0);  // three blocks of 16 tokens
+  // Bookings of 15 + 8 tokens each fit 48 (23, then 23 < 25 left), so both are admitted; their KV does not.
+  Request a = make_request(0, 15, 8), b = make_request(1, 15, 8);
   s.add(&a);
   s.add(&b);
   Batch batch;
@@ -121,7 +122,11 @@ TEST_CASE("sglang scheduler: a decode step short of KV retracts the newest runni
   REQUIRE(batch.items.size() == 2);
   complete(batch);
   batch.clear();
-  // Each needs a second block for token 17; only one can have it: b (newest) is retracted for a.
+  s.schedule(limits(100, 16, true), kv, batch);  // token 16 still fits each one's first block
+  REQUIRE(batch.items.size() == 2);
+  complete(batch);
+  batch.clear();
+  // Each needs a second block for token 17; only one is free: b (newest) is retracted for a.
   s.schedule(limits(100, 16, true), kv, batch);
   REQUIRE(batch.items.size() == 1);
   CHECK(batch.items[0].req == &a);
@@ -158,4 +163,41 @@ TEST_CASE("sglang scheduler is selectable by name", "[execution][scheduler]") {
   CHECK(std::string(scheduler_to_string(k)) == "sglang");
   ClusterCounters counters;
   CHECK(dynamic_cast<SglangScheduler*>(make_scheduler(k, &counters).get()) != nullptr);
+}
+
+TEST_CASE("sglang scheduler: a prompt is admitted only while it and its whole output fit the unbooked KV",
+          "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(100, 16, 0.0);  // 1,600 tokens
+  // Each books 500 prompt + 300 output tokens: the first leaves 800, the second needs 800 and waits (SGLang's
+  // check is total >= remaining), although its prompt alone would fit.
+  Request a = make_request(0, 500, 300), b = make_request(1, 500, 300);
+  s.add(&a);
+  s.add(&b);
+  Batch batch;
+  s.schedule(limits(4096, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &a);
+  CHECK(s.num_waiting() == 1);
+  complete(batch);
+  batch.clear();
+  // Running, a books its remaining 299 outputs x new_token_ratio 0.7 (209.3): 1,600 - 512 KV - 209.3 = 878.7 >= 800.
+  s.schedule(limits(4096, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &b);
+  CHECK(s.num_waiting() == 0);
+}
+
+TEST_CASE("sglang scheduler: an output longer than the pool is clipped so an idle replica still admits it",
+          "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(10, 16, 0.0);          // 160 tokens
+  Request a = make_request(0, 100, 1000);  // SGLang clips max_new_tokens to 160 - 1 - 100
+  s.add(&a);
+  Batch batch;
+  s.schedule(limits(4096, 16, true), kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &a);
 }
