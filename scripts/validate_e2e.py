@@ -328,8 +328,9 @@ def scenario(r, parts, host, gpu="H100-SXM"):
         engine["kv_cache_dtype"] = "fp8"
     if r["backend"] == "vllm":
         engine["async_scheduling"] = async_scheduling(r)
-    if r["mode"] == "agg" and sglang_mem_fraction(r, parts) is not None:
-        engine["gpu_memory_utilization"] = sglang_mem_fraction(r, parts)
+    mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None
+    if mem_fraction is not None:
+        engine["gpu_memory_utilization"] = mem_fraction
     if r["mode"] == "agg" and r["backend"] in SCHEDULER:
         engine["scheduler"] = SCHEDULER[r["backend"]]
     if host:

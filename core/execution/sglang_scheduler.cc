@@ -18,11 +18,17 @@ double tokens_of(const KvBlockManager& kv, std::int64_t blocks) {
 }
 }  // namespace
 
-double SglangScheduler::unbooked_tokens(const KvBlockManager& kv) const {
+double SglangScheduler::output_to_book(const Request& r, double pool_tokens) {
+  // SGLang clips max_new_tokens so that prompt + output stays below the pool (max_req_len), so a request always
+  // fits an idle replica; the estimate is further capped at CLIP_MAX_NEW_TOKENS.
+  const double left = static_cast<double>(r.output_tokens - r.generated);
+  const double clip = pool_tokens - 1 - static_cast<double>(r.prompt_tokens) - static_cast<double>(r.generated);
+  return std::max(0.0, std::min({left, static_cast<double>(kClipMaxNewTokens), clip}));
+}
+
+double SglangScheduler::unbooked_tokens(const KvBlockManager& kv, double pool_tokens) const {
   double booked = 0;
-  for (const Request* r : running_)
-    booked += static_cast<double>(std::min<std::int64_t>(r->output_tokens - r->generated, kClipMaxNewTokens)) *
-              new_token_ratio_;
+  for (const Request* r : running_) booked += output_to_book(*r, pool_tokens) * new_token_ratio_;
   return tokens_of(kv, kv.free_blocks()) - booked;
 }
 
@@ -42,7 +48,8 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
   // requests have not booked; the last may be chunked. Requests whose KV came from a prefill role join the running
   // set without budget (they only decode).
   if (running_.empty()) new_token_ratio_ = kInitNewTokenRatio;
-  double unbooked = unbooked_tokens(kv);
+  const double pool_tokens = tokens_of(kv, kv.num_blocks());
+  double unbooked = unbooked_tokens(kv, pool_tokens);
   for (auto it = waiting_.begin();
        it != waiting_.end() && static_cast<int>(running_.size()) < lim.max_num_seqs;) {
     Request* r = *it;
@@ -52,12 +59,7 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
       if (budget <= 0) break;
       const std::int64_t whole = r->num_tokens() - r->num_computed;
       if (!lim.allow_chunking && whole > budget) break;
-      // SGLang clips max_new_tokens so that prompt + output stays below the pool (max_req_len), so a request
-      // always fits an idle replica.
-      const double output =
-          std::min({static_cast<double>(r->output_tokens - r->generated), static_cast<double>(kClipMaxNewTokens),
-                    tokens_of(kv, kv.num_blocks()) - 1 - static_cast<double>(r->num_tokens())});
-      const double booking = static_cast<double>(whole) + std::max(0.0, output);
+      const double booking = static_cast<double>(whole) + output_to_book(*r, pool_tokens);
       if (booking >= unbooked) break;  // SGLang's NO_TOKEN: admission stops (FCFS)
       n = chunk(*r);
       if (!kv.allocate(*r, r->num_computed + n, true)) break;  // no memory: admission stops (FCFS)

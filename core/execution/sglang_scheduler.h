@@ -28,8 +28,10 @@ class SglangScheduler : public QueueScheduler {
   /// Prompt chunks (continued chunked prompts, then waiting requests FCFS); false when none was scheduled.
   bool schedule_prefill(const SchedulerLimits& limits, KvBlockManager& kv, Batch& out);
   void schedule_decode(KvBlockManager& kv, Batch& out);
+  /// Output tokens a request books: its remaining output, clipped as SGLang clips max_new_tokens.
+  static double output_to_book(const Request& r, double pool_tokens);
   /// Free KV tokens minus the running requests' bookings (remaining outputs x new_token_ratio).
-  double unbooked_tokens(const KvBlockManager& kv) const;
+  double unbooked_tokens(const KvBlockManager& kv, double pool_tokens) const;
 
   static constexpr double kInitNewTokenRatio = 0.7;        ///< SGLANG_INIT_NEW_TOKEN_RATIO
   static constexpr double kMinNewTokenRatio = 0.7 * 0.14;  ///< init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR

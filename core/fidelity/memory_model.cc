@@ -183,7 +183,6 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   b.block_size = e.block_size;
   b.device_bytes = g.memory_bytes;
   b.memory_fraction = memory_fraction(e, g, p);
-  b.usable_bytes = b.memory_fraction * g.memory_bytes;
   b.weights_bytes = weights_bytes_per_gpu(m, p, e, attention_only);
   const bool sglang = e.backend == "sglang";
 
@@ -247,6 +246,7 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     b.reserved_bytes = total - b.usable_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes;
   } else {
+    b.usable_bytes = b.memory_fraction * g.memory_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   }
   double per_block = b.kv_bytes_per_token * e.block_size;
