@@ -2,7 +2,8 @@
 // Copies profiles/ into web/assets/profiles/ (the page fetches single files from there on demand, see
 // web/lib/profiles.js) and writes web/assets/profiles_files.json, the manifest the worker loads up front:
 // {files: {"H100-SXM/vllm/gemm.json": bytes, ...}}. Only changed files are copied; files no longer in
-// profiles/ are removed from the copy. README files are documentation, not data, and stay out.
+// profiles/ are removed from the copy. README files are documentation, not data, and stay out, as do the raw
+// measurements under profiles/measured/ (read only by scripts/validate_ops.py).
 import {readdirSync, statSync, readFileSync, writeFileSync, mkdirSync, copyFileSync, rmSync, existsSync} from 'node:fs';
 import {join, dirname, relative, sep} from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -15,7 +16,7 @@ const walk = (dir) => readdirSync(dir).sort().flatMap((f) => {
   const p = join(dir, f);
   return statSync(p).isDirectory() ? walk(p) : [p];
 });
-const isData = (p) => !p.endsWith('.md');
+const isData = (p) => !p.endsWith('.md') && !relative(src, p).split(sep).join('/').startsWith('measured/');
 
 const files = {};
 for (const p of walk(src).filter(isData)) {
