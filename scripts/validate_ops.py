@@ -6,6 +6,8 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py [--build DIR]
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
+    python3 scripts/validate_ops.py --check-measured   # the same for the held-out error of the GEMM grid servesim
+                                                       # measured itself (profiles/measured/, ctest)
 
 For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulator's own C++ predictors: whole
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
@@ -31,6 +33,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_tables  # noqa: E402
+import measured_tables  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
 DOC = os.path.join(ROOT, "docs", "validation.md")
@@ -174,12 +177,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
+    ap.add_argument("--check-measured", action="store_true",
+                    help="fail if the held-out error of profiles/measured/'s GEMM grid grew past the recorded one")
     args = ap.parse_args()
     tool = os.path.join(args.build, "cli", "servesim_opcheck")
     if not os.path.exists(tool):
         sys.exit("not built: %s" % tool)
     if args.check_transfer:
         return check_transfer(tool)
+    if args.check_measured:
+        return measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
     today = datetime.date.today().isoformat()
     results = []
     for gpu, _ in gen_tables.GPUS:
@@ -202,14 +209,16 @@ def main():
     loo, raw = datasheet_loo()
     print("checking the table transfer ...", file=sys.stderr)
     transfer = run_transfer(tool)
-    write_json(os.path.join(PROFILES, "datasheet", "validation.json"),
-               {"summary": {"report": "docs/validation.md",
-                            "leave_one_gpu_out_ape_pct": {f: v for f, v in sorted(loo.items())},
-                            "transfer_ape_pct": {rule: {f: {k: v["transfer"][k] for k in ("n", "p50", "p95")}
-                                                        for f, v in fams.items()}
-                                                 for rule, fams in transfer["pooled"].items()}},
-                "transfer_pairs": transfer["pairs"],
-                "command": "python3 scripts/validate_ops.py", "date": today})
+    # The same file's e2e summary (scripts/validate_e2e.py --datasheet writes it) is kept.
+    ds_path = os.path.join(PROFILES, "datasheet", "validation.json")
+    ds_summary = load_json(ds_path, {}).get("summary", {})
+    ds_summary.update({"report": "docs/validation.md",
+                       "leave_one_gpu_out_ape_pct": {f: v for f, v in sorted(loo.items())},
+                       "transfer_ape_pct": {rule: {f: {k: v["transfer"][k] for k in ("n", "p50", "p95")}
+                                                   for f, v in fams.items()}
+                                            for rule, fams in transfer["pooled"].items()}})
+    write_json(ds_path, {"summary": ds_summary, "transfer_pairs": transfer["pairs"],
+                         "command": "python3 scripts/validate_ops.py", "date": today})
 
     lines = ["## Per-op held-out validation", "",
              "Command: `python3 scripts/validate_ops.py` (%s). Tool: `servesim_opcheck`, the simulator's own C++ "
@@ -327,6 +336,9 @@ def main():
                         e.append(abs(row[j] / ((row[j - 1] + row[j + 1]) / 2) - 1) * 100)
             s = stats(e)
             lines.append("- %s %s: p50 %.2f%%, p95 %.2f%% (n %d)" % (gpu, tab["key"][0], s["p50"], s["p95"], s["n"]))
+    mlines, msummary = measured_tables.gemm_section(tool)
+    lines += mlines
+    write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from validate_e2e import replace_section  # noqa: E402
     replace_section(DOC, "ops", "\n".join(lines))
