@@ -32,6 +32,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import sys
 
@@ -463,6 +464,12 @@ def roof_allreduce_us(g, bytes_, gpus):
     if gpus <= 1 or bytes_ <= 0:
         return 0.0
     return 2.0 * (gpus - 1) / gpus * bytes_ / (g["link"] * ROOF["link_efficiency"]) * 1e6 + ROOF["link_latency_us"]
+
+
+def pct(v, q):
+    """Nearest-rank q-quantile (0 < q <= 1) of v; 0 for an empty v."""
+    v = sorted(v)
+    return v[max(0, min(len(v) - 1, int(math.ceil(q * len(v))) - 1))] if v else 0.0
 
 
 def median(v):

@@ -7,8 +7,6 @@ role: it was taken on another software stack (torch 2.11, cuBLAS 13.1) than the 
 n, k = 16384 where models need the vocabulary and wide MLP lines. Standard library only.
 """
 
-import csv
-import gzip
 import math
 import os
 import statistics
@@ -30,30 +28,24 @@ BUCKETS = [(0, 5), (5, 10), (10, 30), (30, 100), (100, 1000), (1000, float("inf"
 MAX_SPREAD = 1.5
 
 
-def rows(name):
-    """How many cells one committed CSV holds, disturbed ones included."""
-    with gzip.open(os.path.join(DIR, name + ".csv.gz"), "rt") as f:
-        return sum(1 for _ in csv.DictReader(f))
+def load(name):
+    """({(m, n, k): latency in us}, how many disturbed cells were left out) of one committed CSV."""
+    rows, _ = gen_tables.read_csv_gz(os.path.join(DIR, name + ".csv.gz"))
+    cells = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["latency"]) * 1000.0 for r in rows
+             if float(r["spread"]) <= MAX_SPREAD}
+    return cells, len(rows) - len(cells)
 
 
 def read(name):
-    """{(m, n, k): latency in us} of one committed CSV, disturbed cells left out."""
-    with gzip.open(os.path.join(DIR, name + ".csv.gz"), "rt") as f:
-        return {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["latency"]) * 1000.0 for r in csv.DictReader(f)
-                if float(r["spread"]) <= MAX_SPREAD}
-
-
-def pct(v, q):
-    v = sorted(v)
-    return v[max(0, min(len(v) - 1, int(math.ceil(q * len(v))) - 1))] if v else 0.0
+    return load(name)[0]
 
 
 def diff_stats(a, b, cells):
     """Signed median and |diff| p50 / p95 of a / b - 1 over `cells`, in percent."""
     d = [(a[c] / b[c] - 1.0) * 100.0 for c in cells]
     ad = [abs(x) for x in d]
-    return {"n": len(d), "signed": statistics.median(d) if d else 0.0, "p50": pct(ad, 0.5), "p95": pct(ad, 0.95),
-            "p99": pct(ad, 0.99)}
+    return {"n": len(d), "signed": statistics.median(d) if d else 0.0, "p50": gen_tables.pct(ad, 0.5), "p95": gen_tables.pct(ad, 0.95),
+            "p99": gen_tables.pct(ad, 0.99)}
 
 
 def bucketed(a, b, ref):
@@ -132,7 +124,8 @@ def diff_row(label, s):
 
 def gemm_section(tool):
     """Markdown lines for docs/validation.md, and the summary recorded in VALIDATION."""
-    a, b, c = read("sweep_a"), read("sweep_b"), read("sweep_c")
+    a = read("sweep_a")
+    (b, b_out), (c, c_out), (d, d_out) = load("sweep_b"), load("sweep_c"), load("sweep_d")
     table = geomean(b, c)
     aic = aic_bf16()
     z1, z2, rn = read("weights_zeros_1"), read("weights_zeros_2"), read("weights_randn")
@@ -147,8 +140,7 @@ def gemm_section(tool):
              "tables, and no lines past 16384); it shows what the GEMM predictor does on a denser grid with little "
              "noise. The grid is the geometric mean of sweeps b and c; cells whose timed blocks spread more than "
              "%.1fx are left out as disturbed (%d in b, %d in c, %d in d)." %
-             (len(nk), nk[0], nk[-1], len(ms), MAX_SPREAD, rows("sweep_b") - len(b), rows("sweep_c") - len(c),
-              rows("sweep_d") - len(read("sweep_d"))),
+             (len(nk), nk[0], nk[-1], len(ms), MAX_SPREAD, b_out, c_out, d_out),
              "",
              "| check | n | p50 | p95 | max |", "|---|---|---|---|---|",
              "| held-out (the simulator's predictor, same hold-out as above), sweeps b+c | %d | %.2f%% | %.2f%% | "
@@ -156,7 +148,6 @@ def gemm_section(tool):
              "| held-out, sweep b alone | %d | %.2f%% | %.2f%% | %.1f%% |" % (h_b["n"], h_b["p50"], h_b["p95"],
                                                                               h_b["max"])]
     # Density: sweep d adds 20 n lines up to 8192 between b/c's (another lease of the same machine type).
-    d = read("sweep_d")
     union = dict(table)
     union.update(d)
     for label, cells in (

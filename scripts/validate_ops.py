@@ -52,11 +52,7 @@ def write_json(path, doc):
 
 
 def pct(v, q):
-    v = sorted(v)
-    if not v:
-        return 0.0
-    i = max(0, min(len(v) - 1, int(math.ceil(q * len(v))) - 1))
-    return round(v[i], 2)
+    return round(gen_tables.pct(v, q), 2)
 
 
 def stats(errs):

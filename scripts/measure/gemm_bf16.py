@@ -127,13 +127,12 @@ def main():
     dev = torch.device("cuda:0")
     torch.cuda.set_device(dev)
     name = torch.cuda.get_device_name(dev)
-    version = "torch-%s+cublas-%s" % (torch.__version__, torch.backends.cuda.preferred_blas_library().name
-                                      if hasattr(torch.backends.cuda, "preferred_blas_library") else "?")
     try:
         import importlib.metadata as md
-        version = "torch-%s+cublas-%s" % (torch.__version__, md.version("nvidia-cublas"))
+        cublas = md.version("nvidia-cublas")
     except Exception:
-        pass
+        cublas = "?"
+    version = "torch-%s+cublas-%s" % (torch.__version__, cublas)
     nk = [int(v) for v in args.nk.split(",")] if args.nk else NK
     ms = [int(v) for v in args.m.split(",")] if args.m else M
     done = set()
