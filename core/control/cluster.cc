@@ -102,11 +102,13 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
     // F holds no KV cache, but its share of the FFN weights must fit.
     const RoleSpec& f = s.deployment.roles[static_cast<std::size_t>(ffn_spec)];
     const double need = ffn_weights_bytes_per_gpu(s.model, f.parallelism, f.engine);
-    const double usable = memory_fraction(f.engine, f.gpu, f.parallelism) * f.gpu.memory_bytes;
+    const double usable = ffn_weight_capacity_bytes(f.gpu, f.parallelism, f.engine);
     if (need > usable) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "FFN weights need %.2f GiB per GPU but gpu_memory_utilization x memory is %.2f GiB",
-                    need / (1u << 30), usable / (1u << 30));
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "FFN weights need %.2f GiB per GPU but %s is %.2f GiB", need / (1u << 30),
+                    f.engine.backend == "sglang" ? "mem_fraction_static (gpu_memory_utilization) x free memory"
+                                                 : "gpu_memory_utilization x memory",
+                    usable / (1u << 30));
       errors.add("/deployment/roles/" + std::to_string(ffn_spec),
                  std::string(buf) + " on " + f.gpu.name + "; raise ep_ffn, tp_ffn or pp, or use fp8");
     }

@@ -177,6 +177,31 @@ double kv_transfer_bytes(const ModelSpec& m, const EngineOptions& e, std::int64_
   return per_layer * (full * static_cast<double>(prompt_tokens) + sliding * kept);
 }
 
+double comm_workspace_bytes(const GpuSpec& g, int group, int pp, const MemoryConstants& k) {
+  // One NCCL communicator per process group this GPU talks in (the TP/EP group and, with pipeline stages, the PP
+  // group) plus vLLM's custom all-reduce buffers on NVLink groups.
+  double bytes = 0;
+  if (group > 1) {
+    bytes += k.nccl_bytes_per_group;
+    if (group <= 8 && g.nvlink_gb_s > 0) bytes += k.custom_ar_bytes;
+  }
+  if (pp > 1) bytes += k.nccl_bytes_per_group;
+  return bytes;
+}
+
+double usable_bytes(const EngineOptions& e, const GpuSpec& g, double fraction, double comm_bytes,
+                    const MemoryConstants& k) {
+  // vLLM's utilisation is a share of the whole device; SGLang's mem_fraction_static a share of what is free after
+  // the CUDA context and the communicators.
+  if (e.backend == "sglang") return fraction * (g.memory_bytes - k.cuda_context_bytes - comm_bytes);
+  return fraction * g.memory_bytes;
+}
+
+double ffn_weight_capacity_bytes(const GpuSpec& g, const Parallelism& p, const EngineOptions& e, MemoryConstants k) {
+  // An F replica's GPUs talk in the FFN group (tp_ffn x ep_ffn) and, with stages, the PP group.
+  return usable_bytes(e, g, memory_fraction(e, g, p), comm_workspace_bytes(g, p.tp_ffn * p.ep_ffn, p.pp, k), k);
+}
+
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
                            MemoryConstants k, bool attention_only) {
   KvBudget b;
@@ -214,14 +239,8 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
                          2.0 * static_cast<double>(count) * k.graph_bytes_per_capture;
   }
 
-  // 3. Communication workspaces: one NCCL communicator per process group this GPU talks in (the TP/EP group
-  //    and, with pipeline stages, the PP group) plus vLLM's custom all-reduce buffers on NVLink groups.
-  const int group = p.tp_attn * p.dp_attn;
-  if (group > 1) {
-    b.comm_bytes += k.nccl_bytes_per_group;
-    if (group <= 8 && g.nvlink_gb_s > 0) b.comm_bytes += k.custom_ar_bytes;
-  }
-  if (p.pp > 1) b.comm_bytes += k.nccl_bytes_per_group;
+  // 3. Communication workspaces (comm_workspace_bytes).
+  b.comm_bytes = comm_workspace_bytes(g, p.tp_attn * p.dp_attn, p.pp, k);
 
   // 4. Non-torch memory allocated after start-up (library workspaces).
   b.non_torch_bytes = k.non_torch_bytes;
@@ -235,18 +254,16 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     const double kv_heads_local = std::max(1.0, static_cast<double>(m.num_key_value_heads) / p.tp_attn);
     b.kv_bytes_per_token = 2.0 * layers * kv_heads_local * m.head_dim * kv_elem;
   }
+  b.usable_bytes = usable_bytes(e, g, b.memory_fraction, b.comm_bytes, k);
   if (sglang) {
     // SGLang takes its "total" after the CUDA context and the communicators exist, reserves (1 - fraction) of it
     // for everything but weights and KV, and gives the rest after loading to the KV pool. The activation and graph
     // terms above are what that reserve has to hold; they are not subtracted again.
     b.accounting = "sglang";
     b.context_bytes = k.cuda_context_bytes;
-    const double total = g.memory_bytes - b.context_bytes - b.comm_bytes;
-    b.usable_bytes = b.memory_fraction * total;
-    b.reserved_bytes = total - b.usable_bytes;
+    b.reserved_bytes = g.memory_bytes - b.context_bytes - b.comm_bytes - b.usable_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes;
   } else {
-    b.usable_bytes = b.memory_fraction * g.memory_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   }
   double per_block = b.kv_bytes_per_token * e.block_size;

@@ -82,6 +82,19 @@ double forward_peak_bytes(const ModelSpec& model, const Parallelism& par, double
 KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                            const EngineOptions& engine, MemoryConstants k = {}, bool attention_only = false);
 
+/// NCCL and custom all-reduce workspaces of one GPU that talks in a group of `group` ranks and, with pp > 1, a
+/// pipeline group.
+double comm_workspace_bytes(const GpuSpec& gpu, int group, int pp, const MemoryConstants& k);
+
+/// The bytes an engine gives to weights and KV cache on one GPU: vLLM (and TRT-LLM) `fraction` x device; SGLang
+/// `fraction` x (device - CUDA context - `comm_bytes`), as KvBudget::usable_bytes.
+double usable_bytes(const EngineOptions& engine, const GpuSpec& gpu, double fraction, double comm_bytes,
+                    const MemoryConstants& k);
+
+/// usable_bytes for one GPU of an F replica (attention/FFN disaggregation), whose communicators are the FFN group's.
+double ffn_weight_capacity_bytes(const GpuSpec& gpu, const Parallelism& par, const EngineOptions& engine,
+                                 MemoryConstants k = {});
+
 /// Parameter bytes on one GPU of an F replica (attention/FFN disaggregation): dense FFN, router and shared expert
 /// over tp_ffn, routed experts over ep_ffn x tp_ffn, for the largest pipeline stage.
 double ffn_weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par, const EngineOptions& engine);

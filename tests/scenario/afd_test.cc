@@ -81,6 +81,15 @@ TEST_CASE("an F role whose share of the experts does not fit is refused at its r
   REQUIRE(errors.list().size() == 1);
   CHECK(errors.list()[0].path == "/deployment/roles/2");
   CHECK_THAT(errors.list()[0].message, Catch::Contains("FFN weights need"));
+  CHECK_THAT(errors.list()[0].message, Catch::Contains("gpu_memory_utilization x memory"));
+  // Under SGLang the room is mem_fraction_static x the memory left by the CUDA context and the communicators.
+  s["engine"]["backend"] = "sglang";
+  Errors sglang_errors;
+  CHECK_FALSE(Session::create(s.dump(), test::profiles_loader(), sglang_errors));
+  INFO(sglang_errors.joined());
+  REQUIRE(sglang_errors.list().size() == 1);
+  CHECK(sglang_errors.list()[0].path == "/deployment/roles/2");
+  CHECK_THAT(sglang_errors.list()[0].message, Catch::Contains("mem_fraction_static (gpu_memory_utilization)"));
 }
 
 TEST_CASE("random P + A + F scenarios under KV pressure finish with every block returned on P and A",

@@ -99,3 +99,27 @@ TEST_CASE("an explicit gpu_memory_utilization is SGLang's --mem-fraction-static 
   const KvBudget none = compute_kv_budget(m, g, par(2), e);
   CHECK_THAT(none.error, Catch::Contains("no memory left for the KV cache: mem_fraction_static"));
 }
+
+TEST_CASE("an F replica's room for weights follows its engine's accounting and the FFN group's communicators",
+          "[fidelity][memory][sglang]") {
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
+  Parallelism p;
+  p.tp_attn = 1;
+  p.tp_ffn = 2;
+  p.ep_ffn = 4;  // 8 ranks in the FFN group: one NCCL communicator and the custom all-reduce buffers
+  EngineOptions vllm;
+  vllm.gpu_memory_utilization = 0.8;
+  CHECK(ffn_weight_capacity_bytes(g, p, vllm) == Approx(0.8 * g.memory_bytes));
+  EngineOptions s = sglang();
+  s.gpu_memory_utilization = 0.8;
+  const double comm = 0.3 * kGiB + 32.0 * (1u << 20);
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB - comm)));
+  // The same arithmetic as an SGLang KV budget with the same group (its usable_bytes).
+  const KvBudget b = compute_kv_budget(test::bundled_model("Qwen3-32B"), g, par(8), s);
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(b.usable_bytes));
+  // A pipeline group adds its own communicator; a lone rank has none.
+  p.pp = 2;
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB - comm - 0.3 * kGiB)));
+  p = Parallelism{};
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB)));
+}
