@@ -309,7 +309,8 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
   const bool q8 = g.key[0].rfind("fp8", 0) == 0;
   const double inter = I / tp;
   MoeRankCost k;
-  k.block_m = 64;
+  k.block_m = kMoeBlockRowsMin;
+  k.block_m_max = kMoeBlockRowsMax;
   k.t0 = 0;
   k.t_weight = 3.0 * H * inter * (q8 ? 1.0 : 2.0) / (gpu.hbm_tb_s * 1e12 * 0.8) * 1e6;
   k.t_block = 2.0 * k.block_m * 3.0 * H * inter / ((q8 ? gpu.fp8 : gpu.bf16) * 1e12 * 0.7) * 1e6;

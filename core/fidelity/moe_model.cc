@@ -128,10 +128,24 @@ void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int expert
   }
 }
 
-double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& counts, int ep) {
+int moe_block_rows(const MoeRankCost& k, double mean_rows) {
+  if (k.block_m_max <= k.block_m) return k.block_m;
+  int bm = k.block_m;
+  while (bm < k.block_m_max && bm < mean_rows) bm *= 2;
+  return std::min(bm, k.block_m_max);
+}
+
+double moe_slowest_rank(const MoeRankCost& k0, const std::vector<std::int64_t>& counts, int ep) {
   const int experts = static_cast<int>(counts.size());
   if (ep < 1) ep = 1;
   const int per = std::max(1, experts / ep);
+  MoeRankCost k = k0;
+  if (k0.block_m_max > k0.block_m && experts > 0) {
+    double total = 0;
+    for (std::int64_t c : counts) total += static_cast<double>(c);
+    k.block_m = moe_block_rows(k0, total / experts);
+    k.t_block = k0.t_block * k.block_m / k0.block_m;
+  }
   double worst = 0;
   for (int r = 0; r < ep; ++r) {
     double active = 0, blocks = 0;

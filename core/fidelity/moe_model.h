@@ -3,9 +3,14 @@
 ///
 /// Per rank r (experts split contiguously over EP ranks), the fused-experts kernel streams the weights of
 /// every expert that received a token and runs padded row blocks of BLOCK_M tokens through each:
-///   F_r = t0 + t_weight * active_experts_r + t_block * sum_e ceil(tokens_e / BLOCK_M)
-/// (t_weight: one expert's weight bytes over HBM bandwidth; t_block: one block's FLOPs at tensor peak; both from
-/// the datasheet, so only their ratio matters). The measured table gives the latency of the reference routing
+///   F_r = t0 + t_weight * active_experts_r + t_block(BLOCK_M) * sum_e ceil(tokens_e / BLOCK_M)
+/// (t_weight: one expert's weight bytes over HBM bandwidth; t_block: one block's FLOPs at tensor peak, in
+/// proportion to its rows; both from the datasheet, so only their ratio matters). BLOCK_M follows the mean tokens
+/// per expert, as the grouped-GEMM kernels size their row tile (the next power of two, 16 to 128): the measured
+/// balanced curves are flat while T x topk / E stays within one such block and step where it crosses one (vLLM's
+/// gpt-oss MXFP4 curve at TP 4: 0.50 ms at 3072 and 4096 tokens, 0.92 ms at 6144, 0.95 ms at 8192). Balanced
+/// loads at those counts fill every block; a sampled assignment spreads around the mean and pads about half the
+/// experts by a block. The measured table gives the latency of the reference routing
 /// (AIConfigurator's "balanced" assignment, or its power-law one where no balanced rows exist) against tokens;
 /// a batch with a sampled assignment costs table(T) x max_r F_r / F_reference(T).
 #include <cstdint>
@@ -24,13 +29,23 @@ enum class MoeRouting : std::uint8_t {
   kPowerLaw,  ///< AIConfigurator's power-law expert popularity with exponent alpha (1.01 or 1.2 measured)
 };
 
+/// The row-block range of moe_block_rows used for every MoE table: chosen by the power-law curves of the measured
+/// tables predicted from their balanced ones (servesim_opcheck's "skew"; docs/validation.md).
+constexpr int kMoeBlockRowsMin = 16;
+constexpr int kMoeBlockRowsMax = 128;
+
 /// The kernel's per-rank cost terms (us).
 struct MoeRankCost {
   double t0 = 10;        ///< fixed kernel time (launches, routing sort, reduction)
   double t_weight = 1;   ///< per active expert (weight streaming)
-  double t_block = 0.1;  ///< per padded row block
-  int block_m = 64;      ///< rows per block
+  double t_block = 0.1;  ///< per padded row block of block_m rows
+  int block_m = 64;      ///< rows per block (t_block's block); the smallest block when block_m_max > block_m
+  int block_m_max = 0;   ///< > block_m: the kernel sizes its row block to the mean tokens per expert (power of two)
 };
+
+/// Rows per block for a mean of `mean_rows` tokens per expert: block_m, or with block_m_max the next power of two
+/// of the mean clamped to [block_m, block_m_max].
+int moe_block_rows(const MoeRankCost& k, double mean_rows);
 
 /// One MoE layer under expert parallelism as a chain of three phases: the dispatch all-to-all sends every routed
 /// row to its expert's rank, each rank runs its experts, and the combine all-to-all starts only when the slowest

@@ -659,7 +659,8 @@ void TableCostModel::build_moe() {
   const WeightFormat fe = math_format(formats_.experts);
   const double wbytes = weight_format_bytes(formats_.experts, m_);
   const double peak = (is_fp8(fe) && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
-  moe_rank_.block_m = 64;
+  moe_rank_.block_m = kMoeBlockRowsMin;
+  moe_rank_.block_m_max = kMoeBlockRowsMax;
   moe_rank_.t0 = 0;
   moe_rank_.t_weight = 3.0 * H * inter * wbytes / (g_.hbm_tb_s * 1e12 * 0.8) * 1e6;
   moe_rank_.t_block = 2.0 * moe_rank_.block_m * 3.0 * H * inter / (peak * 0.7) * 1e6;

@@ -94,3 +94,39 @@ TEST_CASE("the MoE predictor returns the measured curve for the reference routin
   CHECK(p.us(8192, {}, &ex) == Approx(2800));
   CHECK(ex);
 }
+
+TEST_CASE(
+    "the row block follows the mean tokens per expert, so a sampled assignment pads where balanced loads "
+    "fill whole blocks",
+    "[fidelity][moe]") {
+  MoeRankCost k;
+  k.t0 = 0;
+  k.t_weight = 0;
+  k.t_block = 16;  // one row costs 1: t_block is per block of block_m = 16 rows
+  k.block_m = kMoeBlockRowsMin;
+  k.block_m_max = kMoeBlockRowsMax;
+  CHECK(moe_block_rows(k, 1) == 16);
+  CHECK(moe_block_rows(k, 17) == 32);
+  CHECK(moe_block_rows(k, 32) == 32);
+  CHECK(moe_block_rows(k, 96) == 128);
+  CHECK(moe_block_rows(k, 4096) == 128);
+  MoeRankCost fixed = k;
+  fixed.block_m_max = 0;
+  CHECK(moe_block_rows(fixed, 4096) == 16);
+  // gpt-oss-120b's shape, one rank: 4096 tokens x top-4 over 128 experts is 128 rows each, one block of 128.
+  std::vector<std::int64_t> bal;
+  moe_balanced_loads(4096, 128, 4, bal);
+  CHECK(moe_slowest_rank(k, bal, 1) == Approx(128.0 * 128));
+  // 6144 tokens (192 rows each) take two blocks of 128: the measured curve's step, twice the rows.
+  moe_balanced_loads(6144, 128, 4, bal);
+  CHECK(moe_slowest_rank(k, bal, 1) == Approx(128.0 * 256));
+  // Uniform routing at 4096 tokens: about half the experts get more than 128 rows and a second block, where a
+  // fixed 16-row block would pad by less than one block of 16 per expert.
+  Rng rng(7, 1);
+  std::vector<std::int64_t> uni;
+  moe_loads(MoeRouting::kUniform, 0, 4096, 128, 4, rng, uni);
+  const double adaptive = moe_slowest_rank(k, uni, 1) / (128.0 * 128);
+  CHECK(adaptive > 1.3);
+  CHECK(adaptive < 1.7);
+  CHECK(moe_slowest_rank(fixed, uni, 1) / (128.0 * 128) < 1.07);
+}
