@@ -6,7 +6,7 @@
 ///   F_r = t0 + t_weight * active_experts_r + t_block(BLOCK_M) * sum_e ceil(tokens_e / BLOCK_M)
 /// (t_weight: one expert's weight bytes over HBM bandwidth; t_block: one block's FLOPs at tensor peak, in
 /// proportion to its rows; both from the datasheet, so only their ratio matters). BLOCK_M follows the mean tokens
-/// per expert, as the grouped-GEMM kernels size their row tile (the next power of two, 16 to 128): the measured
+/// per expert (the next power of two, 16 to 128), as the Triton grouped GEMMs size their row tile: the measured
 /// balanced curves are flat while T x topk / E stays within one such block and step where it crosses one (vLLM's
 /// gpt-oss MXFP4 curve at TP 4: 0.50 ms at 3072 and 4096 tokens, 0.92 ms at 6144, 0.95 ms at 8192). Balanced
 /// loads at those counts fill every block; a sampled assignment spreads around the mean and pads about half the
