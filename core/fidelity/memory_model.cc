@@ -189,17 +189,16 @@ double comm_workspace_bytes(const GpuSpec& g, int group, int pp, const MemoryCon
   return bytes;
 }
 
-double usable_bytes(const EngineOptions& e, const GpuSpec& g, double fraction, double comm_bytes,
-                    const MemoryConstants& k) {
+double fraction_base_bytes(const EngineOptions& e, const GpuSpec& g, double comm_bytes, const MemoryConstants& k) {
   // vLLM's utilisation is a share of the whole device; SGLang's mem_fraction_static a share of what is free after
   // the CUDA context and the communicators.
-  if (e.backend == "sglang") return fraction * (g.memory_bytes - k.cuda_context_bytes - comm_bytes);
-  return fraction * g.memory_bytes;
+  if (e.backend == "sglang") return g.memory_bytes - k.cuda_context_bytes - comm_bytes;
+  return g.memory_bytes;
 }
 
 double ffn_weight_capacity_bytes(const GpuSpec& g, const Parallelism& p, const EngineOptions& e, MemoryConstants k) {
   // An F replica's GPUs talk in the FFN group (tp_ffn x ep_ffn) and, with stages, the PP group.
-  return usable_bytes(e, g, memory_fraction(e, g, p), comm_workspace_bytes(g, p.tp_ffn * p.ep_ffn, p.pp, k), k);
+  return memory_fraction(e, g, p) * fraction_base_bytes(e, g, comm_workspace_bytes(g, p.tp_ffn * p.ep_ffn, p.pp, k), k);
 }
 
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
@@ -254,21 +253,23 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     const double kv_heads_local = std::max(1.0, static_cast<double>(m.num_key_value_heads) / p.tp_attn);
     b.kv_bytes_per_token = 2.0 * layers * kv_heads_local * m.head_dim * kv_elem;
   }
-  b.usable_bytes = usable_bytes(e, g, b.memory_fraction, b.comm_bytes, k);
+  const double base = fraction_base_bytes(e, g, b.comm_bytes, k);
+  b.usable_bytes = b.memory_fraction * base;
   if (sglang) {
     // SGLang takes its "total" after the CUDA context and the communicators exist, reserves (1 - fraction) of it
     // for everything but weights and KV, and gives the rest after loading to the KV pool. The activation and graph
     // terms above are what that reserve has to hold; they are not subtracted again.
     b.accounting = "sglang";
     b.context_bytes = k.cuda_context_bytes;
-    b.reserved_bytes = g.memory_bytes - b.context_bytes - b.comm_bytes - b.usable_bytes;
+    b.reserved_bytes = base - b.usable_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes;
   } else {
     b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   }
   double per_block = b.kv_bytes_per_token * e.block_size;
-  b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !sliding_keeps_window(m, e);
-  if (sliding_keeps_window(m, e)) {
+  const bool keeps_window = sliding_keeps_window(m, e);
+  b.sliding_kept_full = m.has_sliding_window() && !m.is_mla() && !keeps_window;
+  if (keeps_window) {
     // vLLM's hybrid KV-cache manager: full and sliding layers form groups of equally many layers (the smaller of
     // the two counts); a block holds block_size tokens of one group's layers. Sliding groups keep only the
     // window's blocks of each request (kv_block_manager.h), so the same memory holds more requests.

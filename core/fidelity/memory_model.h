@@ -86,12 +86,13 @@ KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Par
 /// pipeline group.
 double comm_workspace_bytes(const GpuSpec& gpu, int group, int pp, const MemoryConstants& k);
 
-/// The bytes an engine gives to weights and KV cache on one GPU: vLLM (and TRT-LLM) `fraction` x device; SGLang
-/// `fraction` x (device - CUDA context - `comm_bytes`), as KvBudget::usable_bytes.
-double usable_bytes(const EngineOptions& engine, const GpuSpec& gpu, double fraction, double comm_bytes,
-                    const MemoryConstants& k);
+/// The memory an engine's fraction (memory_fraction) is a share of on one GPU: the device for vLLM and TRT-LLM; for
+/// SGLang the device less the CUDA context and `comm_bytes`. fraction x this is KvBudget::usable_bytes.
+double fraction_base_bytes(const EngineOptions& engine, const GpuSpec& gpu, double comm_bytes,
+                           const MemoryConstants& k);
 
-/// usable_bytes for one GPU of an F replica (attention/FFN disaggregation), whose communicators are the FFN group's.
+/// KvBudget::usable_bytes for one GPU of an F replica (attention/FFN disaggregation), whose communicators are the
+/// FFN group's.
 double ffn_weight_capacity_bytes(const GpuSpec& gpu, const Parallelism& par, const EngineOptions& engine,
                                  MemoryConstants k = {});
 
