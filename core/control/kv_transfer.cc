@@ -17,6 +17,7 @@ KvTransferManager::KvTransferManager(Cluster& cluster, PromptBytesFn prompt_byte
   const RoleCluster& d = cluster_.roles[cluster_.decode_role];
   d_base_ = d.replicas.front()->index();
   queues_.resize(d.replicas.size());
+  booked_.assign(d.replicas.size(), 0);
   from_p_.assign(cluster_.all_replicas.size(), 0);
   to_d_.assign(cluster_.all_replicas.size(), 0);
 }
@@ -28,19 +29,24 @@ void KvTransferManager::request_pull(Simulator& sim, Request& r) {
 
 void KvTransferManager::try_pull(Simulator& sim, int d) {
   auto& q = queues_[local(d)];
-  KvBlockManager& kv = cluster_.all_replicas[d]->kv_mutable();
+  Replica& replica = *cluster_.all_replicas[d];
+  KvBlockManager& kv = replica.kv_mutable();
+  const bool whole = replica.scheduler().books_whole_requests();
   // FIFO: a large prompt at the head is not overtaken (no starvation).
   while (!q.empty()) {
     Request& r = *q.front();
+    const std::int64_t whole_blocks =
+        whole ? kv.peak_blocks(static_cast<std::int64_t>(r.prompt_tokens) + r.output_tokens, 1) : 0;
+    if (whole && whole_blocks > kv.free_blocks() - replica.scheduler().booked_blocks(kv) - booked_[local(d)]) break;
     // Room for the prompt's KV and the first decode step's token, so the request can start without
-    // allocating again once it lands.
-    if (!kv.allocate(r, static_cast<std::int64_t>(r.prompt_tokens) + 1, true)) break;
+    // allocating again once it lands (and the engine's watermark, which whole-request booking does without).
+    if (!kv.allocate(r, static_cast<std::int64_t>(r.prompt_tokens) + 1, !whole)) break;
     q.pop_front();
-    start(sim, r);
+    start(sim, r, whole ? std::max<std::int64_t>(0, whole_blocks - r.num_blocks) : 0);
   }
 }
 
-void KvTransferManager::start(Simulator& sim, Request& r) {
+void KvTransferManager::start(Simulator& sim, Request& r, std::int64_t booked) {
   int id;
   if (!free_slots_.empty()) {
     id = free_slots_.back();
@@ -56,6 +62,8 @@ void KvTransferManager::start(Simulator& sim, Request& r) {
   t.last = sim.now();
   t.p = r.prefill_replica;
   t.d = r.decode_target;
+  t.booked = booked;
+  booked_[local(t.d)] += booked;
   t.active = true;
   r.transfer_start = sim.now();
   bytes_moved_ += t.remaining;
@@ -83,7 +91,10 @@ void KvTransferManager::retime(Simulator& sim, int p, int d) {
 
 void KvTransferManager::on_event(Simulator& sim, const Event& ev) {
   if (ev.kind == kLanded) {
-    Request& r = *slots_[static_cast<std::size_t>(ev.arg)].req;
+    Transfer& t = slots_[static_cast<std::size_t>(ev.arg)];
+    Request& r = *t.req;
+    booked_[local(t.d)] -= t.booked;  // the decode replica's scheduler books the request from here on
+    t.booked = 0;
     free_slots_.push_back(static_cast<int>(ev.arg));
     ++done_;
     r.transfer_end = sim.now();

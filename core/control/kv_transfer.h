@@ -1,9 +1,11 @@
 #pragma once
 /// KV-cache transfers from prefill (P) to decode (D) replicas. Pull-based: a finished prefill waits in its
 /// target D's queue; D pulls (reserves blocks) only when its free pool can hold the prompt, so P keeps the
-/// KV until then (back-pressure). Concurrent transfers share links: each transfer runs at
-/// min(P egress / transfers leaving that P, D ingress / transfers entering that D), recomputed whenever a
-/// transfer starts or ends; a fixed setup latency follows the data.
+/// KV until then (back-pressure). A D whose scheduler books whole requests (TRT-LLM's GUARANTEED_NO_EVICT) pulls
+/// only when the request's whole length fits the blocks neither its scheduler nor the transfers under way have
+/// booked, and the transfer books the rest of the request's length until it lands. Concurrent transfers share links:
+/// each transfer runs at min(P egress / transfers leaving that P, D ingress / transfers entering that D), recomputed
+/// whenever a transfer starts or ends; a fixed setup latency follows the data.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,10 +43,11 @@ class KvTransferManager : public EventHandler {
     SimTime last = 0;
     std::uint32_t version = 0;
     int p = -1, d = -1;    // global replica indices
+    std::int64_t booked = 0;  // D blocks promised to the request beyond those it holds (whole-request booking)
     bool active = false;
   };
   int local(int d) const { return d - d_base_; }
-  void start(Simulator& sim, Request& r);
+  void start(Simulator& sim, Request& r, std::int64_t booked);
   /// Brings every transfer touching P `p` or D `d` up to now and re-times it.
   void retime(Simulator& sim, int p, int d);
 
@@ -59,6 +62,7 @@ class KvTransferManager : public EventHandler {
   std::vector<int> free_slots_;
   std::vector<int> active_;                 // slot ids of transfers moving data
   std::vector<int> from_p_, to_d_;          // active transfer counts per global replica index
+  std::vector<std::int64_t> booked_;        // per D replica: blocks the transfers into it have booked
   std::int64_t done_ = 0;
   double bytes_moved_ = 0;
 };

@@ -55,13 +55,22 @@ void KvBlockManager::release_held(Request& r) {
   SERVESIM_CHECK(free_ <= num_blocks_, "held KV blocks released twice");
 }
 
+std::int64_t KvBlockManager::sliding_peak_blocks(std::int64_t step_tokens) const {
+  // The window's keys before a step of step_tokens new tokens, the step's, and one block of misalignment.
+  const std::int64_t step = std::max<std::int64_t>(1, step_tokens);
+  return layout_.sliding_groups > 0 ? layout_.sliding_groups * (blocks_for(layout_.window - 1 + step) + 1) : 0;
+}
+
+std::int64_t KvBlockManager::peak_blocks(std::int64_t total_tokens, std::int64_t step_tokens) const {
+  const std::int64_t all = blocks_for(total_tokens);
+  if (layout_.sliding_groups <= 0) return layout_.full_groups * all;
+  return layout_.full_groups * all + std::min(layout_.sliding_groups * all, sliding_peak_blocks(step_tokens));
+}
+
 std::int64_t KvBlockManager::max_admissible_tokens() const {
   if (layout_.sliding_groups <= 0 && layout_.full_groups == 1) return (num_blocks_ - watermark_blocks_) * block_size_;
-  // A request's peak: its full groups' blocks plus the sliding groups' window while a step of up to
-  // max_step_tokens new tokens is written (the window's keys before it, one block of misalignment).
-  const std::int64_t step = std::max<std::int64_t>(1, layout_.max_step_tokens);
-  const std::int64_t window_blocks =
-      layout_.sliding_groups > 0 ? layout_.sliding_groups * (blocks_for(layout_.window - 1 + step) + 1) : 0;
+  // A request's peak: its full groups' blocks plus the sliding groups' window under the largest step.
+  const std::int64_t window_blocks = sliding_peak_blocks(layout_.max_step_tokens);
   const std::int64_t left = num_blocks_ - watermark_blocks_ - window_blocks;
   if (left <= 0) return 0;
   if (layout_.full_groups <= 0) return std::int64_t{1} << 40;  // every layer sliding: any length fits

@@ -41,6 +41,10 @@ class KvBlockManager {
   void hold(Request& r);
   /// Returns blocks held by `hold` once the transfer is done.
   void release_held(Request& r);
+  /// Most blocks a request holds on its way to `total_tokens` tokens when no step computes more than
+  /// `step_tokens` of them: all of them in the full groups, the window's in the sliding ones (the peak that
+  /// max_admissible_tokens counts with max_step_tokens, there with the watermark).
+  std::int64_t peak_blocks(std::int64_t total_tokens, std::int64_t step_tokens) const;
   /// Largest request (in tokens) that can ever be admitted on an empty replica.
   std::int64_t max_admissible_tokens() const;
   std::int64_t num_blocks() const { return num_blocks_; }
@@ -50,6 +54,10 @@ class KvBlockManager {
   double usage() const { return num_blocks_ ? static_cast<double>(used_blocks()) / num_blocks_ : 0.0; }
 
  private:
+  /// Blocks the sliding groups hold at most for one request whose steps compute up to `step_tokens` tokens (0
+  /// without sliding groups).
+  std::int64_t sliding_peak_blocks(std::int64_t step_tokens) const;
+
   std::int64_t num_blocks_;
   std::int64_t free_;
   std::int64_t watermark_blocks_;

@@ -1,5 +1,5 @@
 #pragma once
-/// What the vLLM- and SGLang-style schedulers share: a FCFS waiting queue, the running set, recompute
+/// What the vLLM-, SGLang- and TRT-LLM-style schedulers share: a FCFS waiting queue, the running set, recompute
 /// preemption and the prompt-chunk size; each subclass decides how a step's batch is formed.
 #include <cstdint>
 #include <deque>

@@ -48,7 +48,10 @@ class Replica : public EventHandler {
   /// Accepts a request whose prompt KV arrived from a prefill role (blocks already allocated here).
   void enqueue_prefilled(Simulator& sim, Request* r);
   /// Prefill role: hand requests off after their prompt instead of decoding them.
-  void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
+  void set_handoff_after_prefill(bool on) {
+    handoff_after_prefill_ = on;
+    scheduler_->set_handoff_after_prefill(on);
+  }
   /// Disaggregated roles may sit idle with waiting work: a decode replica while transfers it reserved
   /// blocks for are in flight, a prefill replica while its blocks are held by handed-off requests.
   void set_may_wait_for_transfers(bool on) { may_wait_for_transfers_ = on; }

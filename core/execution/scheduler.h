@@ -39,6 +39,18 @@ class Scheduler {
   virtual bool has_work() const = 0;
   virtual std::int64_t num_waiting() const = 0;
   virtual std::int64_t num_running() const = 0;
+  /// KV blocks promised to the requests it holds beyond the blocks they have, which no admission may take:
+  /// TRT-LLM's GUARANTEED_NO_EVICT books each admitted request's whole length. vLLM and SGLang admit on the
+  /// next step's needs and recover by preemption: 0.
+  virtual std::int64_t booked_blocks(const KvBlockManager& kv) const { return 0; }
+  /// Whether a request moving in from a prefill role is admitted only once its whole length fits the unbooked
+  /// blocks (its KV is pulled then); otherwise room for its prompt and first decode token suffices.
+  virtual bool books_whole_requests() const { return false; }
+  /// Prefill role: requests leave after their first token, so their whole length is the prompt plus one.
+  void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
+
+ protected:
+  bool handoff_after_prefill_ = false;
 };
 
 }  // namespace servesim

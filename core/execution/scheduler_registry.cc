@@ -1,6 +1,7 @@
 #include "core/execution/scheduler_registry.h"
 
 #include "core/execution/sglang_scheduler.h"
+#include "core/execution/trtllm_scheduler.h"
 #include "core/execution/vllm_v1_scheduler.h"
 
 namespace servesim {
@@ -10,7 +11,8 @@ struct Entry {
   SchedulerKind kind;
   const char* name;
 };
-constexpr Entry kSchedulers[] = {{SchedulerKind::kVllmV1, "vllm_v1"}, {SchedulerKind::kSglang, "sglang"}};
+constexpr Entry kSchedulers[] = {
+    {SchedulerKind::kVllmV1, "vllm_v1"}, {SchedulerKind::kSglang, "sglang"}, {SchedulerKind::kTrtllm, "trtllm"}};
 }  // namespace
 
 bool scheduler_from_string(const std::string& name, SchedulerKind& out) {
@@ -38,6 +40,8 @@ std::unique_ptr<Scheduler> make_scheduler(SchedulerKind k, ClusterCounters* coun
   switch (k) {
     case SchedulerKind::kVllmV1: return std::make_unique<VllmV1Scheduler>(counters);
     case SchedulerKind::kSglang: return std::make_unique<SglangScheduler>(counters);
+    case SchedulerKind::kTrtllm:
+      return std::make_unique<TrtllmScheduler>(counters);
   }
   return nullptr;
 }

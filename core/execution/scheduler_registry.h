@@ -7,7 +7,7 @@
 
 namespace servesim {
 
-enum class SchedulerKind { kVllmV1, kSglang };
+enum class SchedulerKind { kVllmV1, kSglang, kTrtllm };
 
 /// Parses a scheduler name; false for an unknown one.
 bool scheduler_from_string(const std::string& name, SchedulerKind& out);

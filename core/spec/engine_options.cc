@@ -15,7 +15,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   ObjectReader r(j, path, errors);
   if (!r.valid()) return;
   r.get_enum("backend", o.backend, {"vllm", "sglang", "trtllm"});
-  r.get_enum("scheduler", o.scheduler, {"vllm_v1", "sglang"});
+  r.get_enum("scheduler", o.scheduler, {"vllm_v1", "sglang", "trtllm"});
   r.get_int("max_num_seqs", o.max_num_seqs, 1, 65536);
   r.get_int("max_num_batched_tokens", o.max_num_batched_tokens, 1, 1 << 22);
   r.get_bool("enable_chunked_prefill", o.enable_chunked_prefill);
@@ -59,6 +59,11 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
       hr.get_bool("overlaps_pipeline", o.host.overlaps_pipeline);
     }
   }
+  if (o.scheduler == "trtllm" && o.long_prefill_token_threshold > 0 && r.valid())
+    errors.add(r.path("long_prefill_token_threshold"),
+               "is vLLM's per-request chunk cap; scheduler \"trtllm\" chunks prompts first come first served under "
+               "max_num_batched_tokens only, got " +
+                   std::to_string(o.long_prefill_token_threshold));
   if (o.max_num_batched_tokens < o.max_num_seqs && r.valid())
     errors.add(r.path("max_num_batched_tokens"),
                "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +

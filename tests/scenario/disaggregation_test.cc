@@ -154,3 +154,28 @@ TEST_CASE("the timeline phases of a P/D run include each request's KV transfer",
   CHECK(waits > 0);  // the tight decode role makes some transfers wait for blocks
   CHECK(prefills >= 120);
 }
+
+TEST_CASE("under the trtllm scheduler a decode role books whole requests and never preempts", "[scenario][pd]") {
+  // Outputs long enough that a decode role short of memory runs out of blocks mid-generation under vLLM's
+  // admission (which only needs room for the prompt) and preempts; TRT-LLM's GUARANTEED_NO_EVICT pulls a request's
+  // KV only when its whole length is booked, so it waits before the transfer instead.
+  auto s = pd_scenario("round_robin", 0.22);
+  s["workload"]["output_len"] = {{"dist", "uniform"}, {"min", 400}, {"max", 1200}};
+  s["workload"]["arrival"]["request_rate"] = 40;
+  const auto vllm = test::run_scenario(s.dump());
+  s["engine"] = {{"backend", "trtllm"}, {"scheduler", "trtllm"}};
+  const auto trt = test::run_scenario(s.dump());
+  s["engine"] = {{"backend", "trtllm"}};
+  const auto trt_vllm_policy = test::run_scenario(s.dump());
+  REQUIRE(trt["status"] == "completed");
+  CHECK(trt["summary"]["completed"] == 120);
+  CHECK(trt["deployment"]["roles"][1]["scheduler"] == "trtllm");
+  CHECK(vllm["summary"]["preemptions"].get<long long>() > 0);
+  CHECK(trt_vllm_policy["summary"]["preemptions"].get<long long>() > 0);
+  CHECK(trt["summary"]["preemptions"] == 0);
+  // The wait moves ahead of the transfer: longer transfer waits, no slower tokens than with preemption.
+  CHECK(trt["summary"]["p99_kv_transfer_wait_ms"].get<double>() >
+        trt_vllm_policy["summary"]["p99_kv_transfer_wait_ms"].get<double>());
+  CHECK(trt["summary"]["p99_tpot_ms"].get<double>() <= trt_vllm_policy["summary"]["p99_tpot_ms"].get<double>());
+  for (const auto& role : trt["deployment"]["roles"]) CHECK(role["kv_blocks_in_use_at_end"] == 0);
+}

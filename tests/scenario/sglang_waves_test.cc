@@ -51,3 +51,16 @@ TEST_CASE("an unknown scheduler is refused naming the field", "[scenario][schedu
   CHECK(session == nullptr);
   CHECK(errors.joined().find("/engine/scheduler") != std::string::npos);
 }
+
+TEST_CASE("the trtllm scheduler refuses vLLM's per-request chunk cap naming the field", "[scenario][scheduler]") {
+  auto s = closed_loop("trtllm");
+  s["engine"]["long_prefill_token_threshold"] = 512;
+  Errors errors;
+  auto session = Session::create(s.dump(), test::profiles_loader(), errors);
+  CHECK(session == nullptr);
+  CHECK(errors.joined().find("/engine/long_prefill_token_threshold") != std::string::npos);
+  s["engine"].erase("long_prefill_token_threshold");
+  const auto r = test::run_scenario(s.dump());
+  CHECK(r["summary"]["completed"] == 32);
+  CHECK(r["deployment"]["roles"][0]["scheduler"] == "trtllm");
+}
