@@ -28,8 +28,9 @@ osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are
 wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave of 4 prompts prefilled
 together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
-max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size) and SGLang agg rows use the `sglang`
-scheduler (prefill-first, decodes paused while prompts wait). vLLM's async scheduling follows the recorded
+max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size), SGLang agg rows use the `sglang`
+scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
+admission, no preemption; see SCHEDULER). vLLM's async scheduling follows the recorded
 version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
 version's default (SGLANG_OLD_MEM_RULE_BEFORE). TTFT is timed at the first token that carries text (TTFT_FROM: the
 harness's chat clients disregard empty responses; gpt-oss opens with a 3-token harmony header). Compared: mean TTFT
@@ -46,7 +47,9 @@ load (vLLM Qwen3-32B: 224 requests of ~4.5k tokens per TP4 decode worker read ~3
 >= 9.8 ms at 3.35 TB/s, above the measured 8.7 ms TPOT). Rows that leave num_workers empty (the
 2026-03-25/04-06 DeepSeek-R1 sweeps) are one P and one D replica, except where the columns demonstrably do not
 describe the run (layout_unknown: the measurement repeats a db-dump row with another layout, or one recorded point
-carries two different measurements). attention_dp_size becomes the role's dp_attn (DP attention, with the EP
+carries two different measurements), or where the measurement itself says the decode side was larger than recorded
+(kv_exceeds_layout: by Little's law more requests decoded at once than the recorded decode GPUs' memory beyond the
+weights could hold). attention_dp_size becomes the role's dp_attn (DP attention, with the EP
 all-to-all where tokens are partitioned).
 
 Standard library only; deterministic (the simulator is).
@@ -102,11 +105,13 @@ PARAMS = ["iteration_us", "per_request_us"]
 CHECK_MARGIN_PP = 1.0
 # Groups --check replays and gates against their recorded figures.
 CHECK_GROUPS = ("vllm agg", "vllm disagg", "trtllm disagg", "sglang agg", "sglang disagg")
-# Batch-formation policy per backend for agg rows (engine `scheduler`; the default is vLLM V1's). SGLang runs its
-# own prefill-first scheduler (a waiting prompt gets a prefill-only step, decodes pause; enable_mixed_chunk is off
-# by default). Its disagg rows keep the default: a P role only prefills and a D role only decodes, so the policies
-# coincide there apart from admission order.
-SCHEDULER = {"sglang": "sglang"}
+# Batch-formation policy per backend (engine `scheduler`; the default is vLLM V1's), and the modes it applies to.
+# SGLang runs its own prefill-first scheduler on agg rows (a waiting prompt gets a prefill-only step, decodes pause;
+# enable_mixed_chunk is off by default). Its disagg rows keep the default: a P role only prefills and a D role only
+# decodes, so the policies coincide there apart from admission order. TRT-LLM runs its GUARANTEED_NO_EVICT capacity
+# scheduler in both modes: admission books each request's whole length, so a decode role short of KV queues requests
+# before their transfer instead of preempting them (vLLM's policy preempted 6320 times on the c=1845 DeepSeek-R1 row).
+SCHEDULER = {"sglang": ("sglang", ("agg",)), "trtllm": ("trtllm", ("agg", "disagg"))}
 # How a row's clients drift apart after the first wave (they all start together), as output lengths: a property of
 # the harness, not of the engine. "exact": outputs of exactly osl tokens (SGLang's prefill-first policy undoes any
 # drift physically: a wave's prompts are prefilled while all decodes pause, then decode in the same steps and finish
@@ -331,8 +336,8 @@ def scenario(r, parts, host, gpu="H100-SXM"):
     mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None
     if mem_fraction is not None:
         engine["gpu_memory_utilization"] = mem_fraction
-    if r["mode"] == "agg" and r["backend"] in SCHEDULER:
-        engine["scheduler"] = SCHEDULER[r["backend"]]
+    if r["backend"] in SCHEDULER and r["mode"] in SCHEDULER[r["backend"]][1]:
+        engine["scheduler"] = SCHEDULER[r["backend"]][0]
     if host:
         engine["host"] = host
 
@@ -354,9 +359,42 @@ def scenario(r, parts, host, gpu="H100-SXM"):
                          "output_len": output_len(r), "ttft_from": TTFT_FROM}}
 
 
+def decode_kv_bound(result):
+    """Tokens of KV the decode side of a disaggregated run could hold at most whatever its engine's memory settings:
+    every byte of its GPUs beyond the weights, over all D replicas and attention-DP ranks. None for agg runs."""
+    for role in result["deployment"]["roles"]:
+        kv = role.get("kv_cache")
+        if role["role"] == "D" and kv:
+            per_rank = (kv["device_gib"] - kv["weights_gib"]) * 2 ** 30 / kv["kv_bytes_per_token"]
+            return per_rank * role["replicas"] * role["parallelism"]["dp_attn"]
+    return None
+
+
+def kv_exceeds_layout(r, sim):
+    """Reason a disagg row's measurement cannot have run on its recorded decode layout, or "". By Little's law the
+    measurement says how many requests decoded at once: clients x decode time / (TTFT + decode time), each holding
+    about isl + osl / 2 tokens of KV on average; when that is more than every byte of the decode GPUs beyond their
+    weights could hold (decode_kv_bound), the decode side of the run was larger than recorded (more workers or
+    attention DP). Uses the simulator's memory model only, not its timing."""
+    if r["mode"] != "disagg" or not sim or sim[3] is None:
+        return ""
+    c, isl, osl = concurrency(r), num(r["isl"]), num(r["osl"])
+    decode_ms = (osl - 1) * float(r["silicon_tpot_ms"])
+    decoding = c * decode_ms / (float(r["silicon_ttft_ms"]) + decode_ms)
+    need = decoding * (isl + osl / 2)
+    if need <= sim[3]:
+        return ""
+    print("  %s: about %d requests decoding at once need about %.2fM tokens of KV; the decode layout holds at most "
+          "%.2fM" % (r["id"], decoding, need / 1e6, sim[3] / 1e6), file=sys.stderr)
+    return ("the measurement implies more KV than the recorded decode layout can hold (Little's law: clients x decode "
+            "time / (TTFT + decode time) requests decoding at once, each with about isl + osl / 2 tokens, exceed all "
+            "the decode GPUs' memory beyond the weights): the run's decode side was larger than recorded")
+
+
 def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM", profiles=None):
-    """(mean TTFT ms, mean TPOT ms, supplemented) per row id; None where the run failed. `supplemented`: the GPUs a
-    role took grids from besides its tables' own (fidelity.supplements), "" if none. `gpu`: the hardware (a name or an inline object);
+    """(mean TTFT ms, mean TPOT ms, supplemented, decode KV bound) per row id; None where the run failed.
+    `supplemented`: the GPUs a role took grids from besides its tables' own (fidelity.supplements), "" if none;
+    `decode KV bound`: decode_kv_bound, None for agg rows. `gpu`: the hardware (a name or an inline object);
     `profiles`: another profiles directory for the CLI."""
     def one(item):
         r, parts = item
@@ -375,7 +413,7 @@ def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM", profiles=Non
         # The GPUs a role took grids its tables' GPU lacks from (fidelity.supplements), "" if none.
         supplemented = ", ".join(sorted({x["from"] for role in res["deployment"]["roles"]
                                          for x in role.get("fidelity", {}).get("supplements", [])}))
-        return r["id"], (s["mean_ttft_ms"], s["mean_tpot_ms"], supplemented), None
+        return r["id"], (s["mean_ttft_ms"], s["mean_tpot_ms"], supplemented, decode_kv_bound(res)), None
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         out = {}
         for rid, val, err in ex.map(one, rows):
@@ -692,6 +730,14 @@ def main():
             print(json.dumps(calib, indent=1))
         sims = simulate(args.cli, expressible, {}, args.jobs, tmp)
 
+    kept = []
+    for r, parts in expressible:
+        why = kv_exceeds_layout(r, sims.get(r["id"]))
+        if why:
+            skipped.setdefault((r["backend"], r["mode"], why), []).append(r["id"])
+        else:
+            kept.append((r, parts))
+    expressible = kept
     errs = errors(expressible, sims)
     # Calibrations not redone in this run are kept from the recorded validation.json.
     for b in backends:
