@@ -31,13 +31,13 @@ void KvTransferManager::try_pull(Simulator& sim, int d) {
   auto& q = queues_[local(d)];
   Replica& replica = *cluster_.all_replicas[d];
   KvBlockManager& kv = replica.kv_mutable();
-  const bool whole = replica.scheduler().books_whole_requests();
+  const Scheduler& scheduler = replica.scheduler();
   // FIFO: a large prompt at the head is not overtaken (no starvation).
   while (!q.empty()) {
     Request& r = *q.front();
-    const std::int64_t whole_blocks =
-        whole ? kv.peak_blocks(static_cast<std::int64_t>(r.prompt_tokens) + r.output_tokens, 1) : 0;
-    if (whole && whole_blocks > kv.free_blocks() - replica.scheduler().booked_blocks(kv) - booked_[local(d)]) break;
+    const std::int64_t whole_blocks = scheduler.whole_request_blocks(kv, r);
+    const bool whole = whole_blocks > 0;
+    if (whole && whole_blocks > kv.free_blocks() - scheduler.booked_blocks(kv) - booked_[local(d)]) break;
     // Room for the prompt's KV and the first decode step's token, so the request can start without
     // allocating again once it lands (and the engine's watermark, which whole-request booking does without).
     if (!kv.allocate(r, static_cast<std::int64_t>(r.prompt_tokens) + 1, !whole)) break;

@@ -29,6 +29,13 @@ void QueueScheduler::preempt_for_recompute(Request* r, KvBlockManager& kv, Batch
   out.preempted.push_back(r);
 }
 
+void QueueScheduler::mark_running(Request* r) {
+  --counters_->waiting;
+  ++counters_->running;
+  r->state = RequestState::kRunning;
+  running_.push_back(r);
+}
+
 std::int64_t QueueScheduler::prefill_chunk(const Request& r, const SchedulerLimits& lim, std::int64_t budget) {
   std::int64_t n = r.num_tokens() - r.num_computed;
   if (lim.long_prefill_token_threshold > 0) n = std::min(n, lim.long_prefill_token_threshold);

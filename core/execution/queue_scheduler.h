@@ -26,6 +26,11 @@ class QueueScheduler : public Scheduler {
   void preempt_for_recompute(Request* r, KvBlockManager& kv, Batch& out);
   /// Tokens of `r`'s next prompt chunk: what is left, capped by long_prefill_token_threshold and `budget`.
   static std::int64_t prefill_chunk(const Request& r, const SchedulerLimits& lim, std::int64_t budget);
+  /// True while `r` still has prompt (or recompute) work; a request whose KV arrived from a prefill role has exactly
+  /// its one new token left and decodes.
+  static bool needs_prefill(const Request& r) { return r.num_tokens() - r.num_computed > 1 || r.generated == 0; }
+  /// Joins `r`, already taken off waiting_, to the running set.
+  void mark_running(Request* r);
 
   std::vector<Request*> running_;  ///< admitted, in admission order
   std::deque<Request*> waiting_;

@@ -43,9 +43,10 @@ class Scheduler {
   /// TRT-LLM's GUARANTEED_NO_EVICT books each admitted request's whole length. vLLM and SGLang admit on the
   /// next step's needs and recover by preemption: 0.
   virtual std::int64_t booked_blocks(const KvBlockManager& kv) const { return 0; }
-  /// Whether a request moving in from a prefill role is admitted only once its whole length fits the unbooked
-  /// blocks (its KV is pulled then); otherwise room for its prompt and first decode token suffices.
-  virtual bool books_whole_requests() const { return false; }
+  /// Blocks `r`'s whole length takes here when admission books whole requests: a request moving in from a prefill
+  /// role has its KV pulled only once these fit the unbooked blocks. 0 where room for its prompt and first decode
+  /// token suffices (vLLM, SGLang).
+  virtual std::int64_t whole_request_blocks(const KvBlockManager& kv, const Request& r) const { return 0; }
   /// Prefill role: requests leave after their first token, so their whole length is the prompt plus one.
   void set_handoff_after_prefill(bool on) { handoff_after_prefill_ = on; }
 

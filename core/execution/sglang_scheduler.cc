@@ -7,10 +7,6 @@
 namespace servesim {
 
 namespace {
-/// True while a request still has prompt (or recompute) work: more than its one new token left, or no token
-/// generated yet. Requests whose KV arrived from a prefill role have exactly one token left and decode.
-bool needs_prefill(const Request& r) { return r.num_tokens() - r.num_computed > 1 || r.generated == 0; }
-
 /// Tokens `blocks` pool blocks hold when every token takes a block slot in each KV group.
 double tokens_of(const KvBlockManager& kv, std::int64_t blocks) {
   const KvLayout& l = kv.layout();
@@ -66,10 +62,7 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
       unbooked -= booking;
     }
     it = waiting_.erase(it);
-    --counters_->waiting;
-    ++counters_->running;
-    r->state = RequestState::kRunning;
-    running_.push_back(r);
+    mark_running(r);
     if (!decode_only) {
       out.items.push_back({r, static_cast<std::int32_t>(n), true});
       budget -= n;

@@ -6,22 +6,18 @@
 
 namespace servesim {
 
-namespace {
-/// True while a request still has prompt (or recompute) work; requests whose KV arrived from a prefill role have
-/// exactly their one new token left and decode.
-bool needs_prefill(const Request& r) { return r.num_tokens() - r.num_computed > 1 || r.generated == 0; }
-}  // namespace
-
-std::int64_t TrtllmScheduler::whole_length(const Request& r) const {
-  return static_cast<std::int64_t>(r.prompt_tokens) + (handoff_after_prefill_ ? 1 : r.output_tokens);
-}
-
-std::int64_t TrtllmScheduler::still_needed(const KvBlockManager& kv, const Request& r) const {
+std::int64_t TrtllmScheduler::whole_request_blocks(const KvBlockManager& kv, const Request& r) const {
+  const std::int64_t whole =
+      static_cast<std::int64_t>(r.prompt_tokens) + (handoff_after_prefill_ ? 1 : r.output_tokens);
   // The largest step still ahead: the rest of the prompt (up to the step cap) or one decode token.
   const std::int64_t step = needs_prefill(r) ? std::min(r.num_tokens() - r.num_computed,
                                                         std::max<std::int64_t>(1, kv.layout().max_step_tokens))
                                              : 1;
-  return std::max<std::int64_t>(0, kv.peak_blocks(whole_length(r), step) - r.num_blocks);
+  return kv.peak_blocks(whole, step);
+}
+
+std::int64_t TrtllmScheduler::still_needed(const KvBlockManager& kv, const Request& r) const {
+  return std::max<std::int64_t>(0, whole_request_blocks(kv, r) - r.num_blocks);
 }
 
 std::int64_t TrtllmScheduler::booked_blocks(const KvBlockManager& kv) const {
@@ -34,10 +30,7 @@ std::int64_t TrtllmScheduler::booked_blocks(const KvBlockManager& kv) const {
 
 void TrtllmScheduler::start(Request* r) {
   waiting_.erase(std::find(waiting_.begin(), waiting_.end(), r));
-  --counters_->waiting;
-  ++counters_->running;
-  r->state = RequestState::kRunning;
-  running_.push_back(r);
+  mark_running(r);
 }
 
 void TrtllmScheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {

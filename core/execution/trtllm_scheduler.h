@@ -7,7 +7,7 @@
 /// what every admitted request still needs to finish. Admission is first-come-first-served and stops at the first
 /// request that does not fit. Nothing is ever preempted: the bookings guarantee each admitted request its blocks,
 /// and what cannot be booked waits in the queue (as TTFT, not as slower tokens). A request whose KV arrives from a
-/// prefill role is admitted by the same rule before its KV is pulled (books_whole_requests).
+/// prefill role is admitted by the same rule before its KV is pulled (whole_request_blocks).
 ///
 /// Micro-batch: generation requests first, one token each, in admission order, then the admitted prompts under
 /// the token budget (max_num_tokens). Without chunked prefill a prompt goes whole or, with the first that does not
@@ -26,11 +26,10 @@ class TrtllmScheduler : public QueueScheduler {
   /// Over the running requests and the waiting ones that already hold KV (moved in from a prefill role): the
   /// blocks each still needs to reach its whole length.
   std::int64_t booked_blocks(const KvBlockManager& kv) const override;
-  bool books_whole_requests() const override { return true; }
+  /// Most blocks `r` holds on its way to its whole length (prompt + output, or prompt + 1 on a prefill role).
+  std::int64_t whole_request_blocks(const KvBlockManager& kv, const Request& r) const override;
 
  private:
-  /// Tokens `r` holds KV for when it is done here.
-  std::int64_t whole_length(const Request& r) const;
   /// Blocks `r` still needs beyond those it holds.
   std::int64_t still_needed(const KvBlockManager& kv, const Request& r) const;
   /// Moves a waiting request to the running set.

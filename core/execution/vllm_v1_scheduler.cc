@@ -68,10 +68,7 @@ void VllmV1Scheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
       continue;
     }
     it = waiting_.erase(it);
-    --counters_->waiting;
-    ++counters_->running;
-    r->state = RequestState::kRunning;
-    running_.push_back(r);
+    mark_running(r);
     out.items.push_back({r, static_cast<std::int32_t>(n), is_prefill(*r, n)});
     budget -= n;
   }
