@@ -32,7 +32,8 @@ max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size), SGLang a
 scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
 admission, no preemption; see SCHEDULER). vLLM's async scheduling follows the recorded
 version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
-version's default (SGLANG_OLD_MEM_RULE_BEFORE). TTFT is timed at the first token that carries text (TTFT_FROM: the
+version's default (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg
+rows is the default of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token that carries text (TTFT_FROM: the
 harness's chat clients disregard empty responses; gpt-oss opens with a 3-token harmony header). Compared: mean TTFT
 and mean TPOT.
 
@@ -177,6 +178,20 @@ def async_scheduling(r):
 # (core/spec/engine_options.h). gpu_mem is the H100-SXM profile's memory in MiB, as in the simulator.
 SGLANG_OLD_MEM_RULE_BEFORE = (0, 5, 2)
 H100_MIB = 85029158912 / (1 << 20)
+
+
+# TRT-LLM's kv_cache_config.free_gpu_memory_fraction in the engine configs AIConfigurator's generator writes for the
+# aic-auto-gap-analysis agg rows: its version-matched templates
+# (generator/config/backend_templates/trtllm/extra_engine_args.<version>.yaml.j2) write
+# `free_gpu_memory_fraction: {{ kv_cache_config.free_gpu_memory_fraction | default(...) }}` and its rules set no value,
+# so the template's default is what ran. Other TRT-LLM rows keep TRT-LLM's own default (0.9).
+TRTLLM_TEMPLATE_KV_FRACTION = {"1.0.0rc3": 0.80, "1.2.0rc6.post1": 0.90, "1.3.0rc1": 0.80}
+
+
+def trtllm_kv_fraction(r):
+    if r["backend"] != "trtllm" or r["mode"] != "agg" or "aic-auto-gap-analysis" not in r["silicon_data_source"]:
+        return None
+    return TRTLLM_TEMPLATE_KV_FRACTION.get(r["backend_version"])
 
 
 def sglang_mem_fraction(r, parts):
@@ -334,6 +349,8 @@ def scenario(r, parts, host, gpu="H100-SXM"):
     if r["backend"] == "vllm":
         engine["async_scheduling"] = async_scheduling(r)
     mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None
+    if mem_fraction is None:
+        mem_fraction = trtllm_kv_fraction(r)
     if mem_fraction is not None:
         engine["gpu_memory_utilization"] = mem_fraction
     if r["backend"] in SCHEDULER and r["mode"] in SCHEDULER[r["backend"]][1]:

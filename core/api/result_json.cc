@@ -43,6 +43,13 @@ OJson kv_json(const KvBudget& b) {
     j["sglang_reserved_gib"] = b.reserved_bytes / kGiB;
     j["cuda_context_gib"] = b.context_bytes / kGiB;
   }
+  // TRT-LLM: free_gpu_memory_fraction is a share of the memory free at the profiling peak (after the context,
+  // communicators, weights and activations); the rest stays free for CUDA graphs and later allocations.
+  if (b.accounting == "trtllm") {
+    j["free_at_profile_gib"] = b.free_bytes / kGiB;
+    j["trtllm_left_free_gib"] = b.reserved_bytes / kGiB;
+    j["cuda_context_gib"] = b.context_bytes / kGiB;
+  }
   // Hybrid models (vLLM's hybrid KV-cache manager): how the pool's blocks split into full and sliding groups.
   if (b.kv_groups_sliding > 0)
     j["kv_cache_groups"] = OJson{{"full", b.kv_groups_full}, {"sliding", b.kv_groups_sliding},

@@ -189,16 +189,20 @@ double comm_workspace_bytes(const GpuSpec& g, int group, int pp, const MemoryCon
   return bytes;
 }
 
-double fraction_base_bytes(const EngineOptions& e, const GpuSpec& g, double comm_bytes, const MemoryConstants& k) {
+double usable_bytes_per_gpu(const EngineOptions& e, const GpuSpec& g, double fraction, double comm_bytes,
+                            const MemoryConstants& k) {
   // vLLM's utilisation is a share of the whole device; SGLang's mem_fraction_static a share of what is free after
-  // the CUDA context and the communicators.
-  if (e.backend == "sglang") return g.memory_bytes - k.cuda_context_bytes - comm_bytes;
-  return g.memory_bytes;
+  // the CUDA context and the communicators. TRT-LLM's free_gpu_memory_fraction is a share of what is free after
+  // loading and profiling (compute_kv_budget), so it does not bound the weights: they may take everything the
+  // context, the communicators and the library workspaces leave.
+  if (e.backend == "sglang") return fraction * (g.memory_bytes - k.cuda_context_bytes - comm_bytes);
+  if (e.backend == "trtllm") return g.memory_bytes - k.cuda_context_bytes - comm_bytes - k.non_torch_bytes;
+  return fraction * g.memory_bytes;
 }
 
 double ffn_weight_capacity_bytes(const GpuSpec& g, const Parallelism& p, const EngineOptions& e, MemoryConstants k) {
   // An F replica's GPUs talk in the FFN group (tp_ffn x ep_ffn) and, with stages, the PP group.
-  return memory_fraction(e, g, p) * fraction_base_bytes(e, g, comm_workspace_bytes(g, p.tp_ffn * p.ep_ffn, p.pp, k), k);
+  return usable_bytes_per_gpu(e, g, memory_fraction(e, g, p), comm_workspace_bytes(g, p.tp_ffn * p.ep_ffn, p.pp, k), k);
 }
 
 KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Parallelism& p, const EngineOptions& e,
@@ -208,25 +212,33 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   b.device_bytes = g.memory_bytes;
   b.memory_fraction = memory_fraction(e, g, p);
   b.weights_bytes = weights_bytes_per_gpu(m, p, e, attention_only);
-  const bool sglang = e.backend == "sglang";
+  const bool sglang = e.backend == "sglang", trtllm = e.backend == "trtllm";
 
-  // 1. Activation peak of vLLM's profile run: one forward pass of max_num_batched_tokens tokens, then the
-  //    sampler on min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on
-  //    the first rank) with top-k/top-p, whose sort dominates.
+  // 1. Activation peak of the profile run: one forward pass of max_num_batched_tokens tokens, then the sampler.
+  //    vLLM samples min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on the
+  //    first rank) with top-k/top-p, whose sort dominates. TRT-LLM's profiling run is context requests of
+  //    min(max_num_tokens, max_seq_len) tokens filling max_num_tokens, each sampling its last token only.
   const double T = static_cast<double>(e.max_num_batched_tokens);
   b.forward_peak_bytes = forward_peak_bytes(m, p, T, attention_only);
-  const double rows = std::min(static_cast<double>(e.max_num_seqs), T);
+  const double max_seq = static_cast<double>(e.max_model_len > 0 ? e.max_model_len : m.max_position_embeddings);
+  const double rows = trtllm ? (max_seq > 0 ? std::ceil(T / std::min(T, max_seq)) : 1.0)
+                             : std::min(static_cast<double>(e.max_num_seqs), T);
   b.sampler_bytes = rows * static_cast<double>(m.vocab_size) * k.sampler_bytes_per_logit;
   b.activation_bytes = b.forward_peak_bytes + b.sampler_bytes;
 
   // 2. CUDA graphs: captured graphs share one memory pool sized by the largest capture's activations; every
   //    size is captured twice in vLLM V1 (a full graph for decode-only batches, a piecewise one for the rest).
+  //    TRT-LLM captures each size once; its default sizes (CudaGraphConfig without padding) are 1-32, 64 and 128,
+  //    none above max_batch_size.
   if (!e.enforce_eager) {
     std::int64_t largest = 0;
     std::size_t count = 0;
     if (!e.cuda_graph_sizes.empty()) {
       for (std::int64_t v : e.cuda_graph_sizes) largest = std::max(largest, v);
       count = e.cuda_graph_sizes.size();
+    } else if (trtllm) {
+      for (std::int64_t v = 1; v <= 128; v = v < 32 ? v + 1 : 2 * v)
+        if (v <= e.max_num_seqs) largest = v, ++count;
     } else {
       const std::int64_t max_size = std::min<std::int64_t>(e.max_cudagraph_capture_size, 2 * e.max_num_seqs);
       for (std::int64_t v : {1, 2, 4})
@@ -235,7 +247,7 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
       for (std::int64_t v = 272; v <= max_size; v += 16) largest = v, ++count;
     }
     b.cuda_graph_bytes = forward_peak_bytes(m, p, static_cast<double>(largest), attention_only) +
-                         2.0 * static_cast<double>(count) * k.graph_bytes_per_capture;
+                         (trtllm ? 1.0 : 2.0) * static_cast<double>(count) * k.graph_bytes_per_capture;
   }
 
   // 3. Communication workspaces (comm_workspace_bytes).
@@ -253,16 +265,25 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     const double kv_heads_local = std::max(1.0, static_cast<double>(m.num_key_value_heads) / p.tp_attn);
     b.kv_bytes_per_token = 2.0 * layers * kv_heads_local * m.head_dim * kv_elem;
   }
-  const double base = fraction_base_bytes(e, g, b.comm_bytes, k);
-  b.usable_bytes = b.memory_fraction * base;
+  b.usable_bytes = usable_bytes_per_gpu(e, g, b.memory_fraction, b.comm_bytes, k);
   if (sglang) {
     // SGLang takes its "total" after the CUDA context and the communicators exist, reserves (1 - fraction) of it
     // for everything but weights and KV, and gives the rest after loading to the KV pool. The activation and graph
     // terms above are what that reserve has to hold; they are not subtracted again.
     b.accounting = "sglang";
     b.context_bytes = k.cuda_context_bytes;
-    b.reserved_bytes = base - b.usable_bytes;
+    b.reserved_bytes = g.memory_bytes - b.context_bytes - b.comm_bytes - b.usable_bytes;
     b.kv_bytes = b.usable_bytes - b.weights_bytes;
+  } else if (trtllm) {
+    // TRT-LLM (KvCacheCreator) loads the weights, runs the profiling forward pass and takes the memory still free
+    // at its peak (torch and non-torch: the context, communicators and workspaces are already in use);
+    // free_gpu_memory_fraction of that becomes the KV cache and the rest stays free for what is allocated later,
+    // the CUDA graphs among them.
+    b.accounting = "trtllm";
+    b.context_bytes = k.cuda_context_bytes;
+    b.free_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes;
+    b.kv_bytes = b.memory_fraction * b.free_bytes;
+    b.reserved_bytes = b.free_bytes - b.kv_bytes;
   } else {
     b.kv_bytes = b.usable_bytes - b.weights_bytes - b.activation_bytes - b.overhead_bytes;
   }
@@ -289,8 +310,14 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     b.error = "model weights need " + gib(b.weights_bytes) + " per GPU but " +
               (sglang ? "mem_fraction_static (gpu_memory_utilization " + fraction_text(b.memory_fraction) +
                             ") x free memory is "
-                      : std::string("gpu_memory_utilization x memory is ")) +
+               : trtllm ? std::string("memory less the CUDA context, communicators and workspaces is ")
+                        : std::string("gpu_memory_utilization x memory is ")) +
               gib(b.usable_bytes) + " on " + g.name + "; raise tensor/pipeline parallelism or use fp8";
+  } else if (trtllm && b.num_gpu_blocks < 1) {
+    b.error = "no memory left for the KV cache: free_gpu_memory_fraction (gpu_memory_utilization " +
+              fraction_text(b.memory_fraction) + ") x (" + gib(b.usable_bytes) + " usable - weights " +
+              gib(b.weights_bytes) + " - activations " + gib(b.activation_bytes) +
+              "); lower max_num_batched_tokens, raise gpu_memory_utilization or add GPUs";
   } else if (sglang && b.num_gpu_blocks < 1) {
     b.error = "no memory left for the KV cache: mem_fraction_static (gpu_memory_utilization " +
               fraction_text(b.memory_fraction) + ") x free memory " + gib(b.usable_bytes) + " - weights " +

@@ -17,15 +17,25 @@ namespace servesim {
 /// x the free memory before loading, which was taken after the CUDA context and the communicators):
 ///   kv = mem_fraction_static x (device - CUDA context - comm) - weights
 /// activations, CUDA graphs and workspaces living in the (1 - mem_fraction_static) share SGLang reserves.
+/// TRT-LLM roles (KvCacheCreator: free_gpu_memory_fraction x the memory free at the peak of its profiling run, which
+/// follows loading; the temporary KV cache it profiles with is added back):
+///   kv = free_gpu_memory_fraction x (device - CUDA context - comm - non-torch - weights - activation peak)
+/// CUDA graphs, captured afterwards, living in the (1 - fraction) share left free.
 /// profiles/README.md explains each term.
 struct KvBudget {
   double device_bytes = 0;      ///< memory_bytes of the GPU
-  /// "vllm" (also TRT-LLM roles) or "sglang": which engine's arithmetic the budget follows.
+  /// "vllm", "sglang" or "trtllm": which engine's arithmetic the budget follows (the role's backend).
   std::string accounting = "vllm";
-  double memory_fraction = 0;   ///< gpu_memory_utilization / mem_fraction_static in use (explicit or default)
-  double usable_bytes = 0;      ///< vllm: fraction x device; sglang: fraction x (device - context - comm)
-  double reserved_bytes = 0;    ///< sglang: (1 - fraction) x (device - context - comm), for activations and graphs
-  double context_bytes = 0;     ///< sglang: CUDA context, taken before SGLang's pre-load snapshot
+  /// gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction in use (explicit or default)
+  double memory_fraction = 0;
+  /// What weights may take (usable_bytes_per_gpu): vllm: fraction x device; sglang: fraction x (device - context -
+  /// comm); trtllm: device - context - comm - non-torch.
+  double usable_bytes = 0;
+  /// sglang: (1 - fraction) x (device - context - comm), for activations and graphs; trtllm: (1 - fraction) x
+  /// free_bytes, left free for CUDA graphs and later allocations.
+  double reserved_bytes = 0;
+  double context_bytes = 0;     ///< sglang, trtllm: the CUDA context, outside the engine's snapshot
+  double free_bytes = 0;        ///< trtllm: free at the profiling peak, what free_gpu_memory_fraction is a share of
   double weights_bytes = 0;     ///< parameters resident on this GPU
   double activation_bytes = 0;  ///< torch peak of the profile run: forward_peak_bytes + sampler_bytes
   double forward_peak_bytes = 0;  ///< live tensors of the widest layer at max_num_batched_tokens
@@ -64,9 +74,9 @@ struct MemoryConstants {
   double cuda_context_bytes = 0.5 * (1u << 30);  ///< CUDA context with torch's kernels loaded lazily (CUDA 12)
 };
 
-/// The share of device memory a role's engine gives to weights and KV cache: engine.gpu_memory_utilization when set,
-/// else 0.9 (vLLM, TRT-LLM) or SGLang's default formula (sglang_default_mem_fraction_static; its tp_size is
-/// tp_attn x dp_attn).
+/// The memory fraction of a role's engine: engine.gpu_memory_utilization when set, else 0.9 (vLLM's
+/// gpu_memory_utilization, TRT-LLM's free_gpu_memory_fraction) or SGLang's default formula
+/// (sglang_default_mem_fraction_static; its tp_size is tp_attn x dp_attn).
 double memory_fraction(const EngineOptions& engine, const GpuSpec& gpu, const Parallelism& par);
 
 /// Forward-pass peak of live activations for `tokens` tokens on one GPU (the widest layer): the residual
@@ -86,10 +96,11 @@ KvBudget compute_kv_budget(const ModelSpec& model, const GpuSpec& gpu, const Par
 /// pipeline group.
 double comm_workspace_bytes(const GpuSpec& gpu, int group, int pp, const MemoryConstants& k);
 
-/// The memory an engine's fraction (memory_fraction) is a share of on one GPU: the device for vLLM and TRT-LLM; for
-/// SGLang the device less the CUDA context and `comm_bytes`. fraction x this is KvBudget::usable_bytes.
-double fraction_base_bytes(const EngineOptions& engine, const GpuSpec& gpu, double comm_bytes,
-                           const MemoryConstants& k);
+/// KvBudget::usable_bytes, what one GPU can give the weights: `fraction` x the device for vLLM; for SGLang `fraction`
+/// x (device - CUDA context - `comm_bytes`); for TRT-LLM, whose fraction applies after loading, device - CUDA context
+/// - `comm_bytes` - non-torch workspaces.
+double usable_bytes_per_gpu(const EngineOptions& engine, const GpuSpec& gpu, double fraction, double comm_bytes,
+                            const MemoryConstants& k);
 
 /// KvBudget::usable_bytes for one GPU of an F replica (attention/FFN disaggregation), whose communicators are the
 /// FFN group's.

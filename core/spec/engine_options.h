@@ -18,9 +18,10 @@ struct EngineOptions {
   bool enable_chunked_prefill = true;        ///< split long prompts across iterations
   std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
   int block_size = 16;                       ///< KV-cache block in tokens (SGLang --page-size)
-  /// Share of device memory for weights and KV cache (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static;
-  /// the two engines account it differently: memory_model.h). Unset = the engine's default: 0.9 for vllm and trtllm,
-  /// SGLang's own formula for sglang (sglang_default_mem_fraction_static).
+  /// The engine's memory fraction (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TRT-LLM
+  /// kv_cache_config.free_gpu_memory_fraction; each engine applies it to different memory: memory_model.h). Unset =
+  /// the engine's default: 0.9 for vllm and trtllm, SGLang's own formula for sglang
+  /// (sglang_default_mem_fraction_static).
   std::optional<double> gpu_memory_utilization;
   std::int64_t max_model_len = 0;            ///< prompt+output cap; 0 = the model's max_position_embeddings
   double kv_watermark = 0.01;                ///< share of KV blocks kept free when admitting a new request
