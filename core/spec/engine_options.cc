@@ -27,8 +27,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
     if (!pow2)
       errors.add(r.path("block_size"), "must be a power of two between 1 and 256, got " + describe(*v));
     else
-      bs = v->get<std::int64_t>();
+      bs = v->get<std::int64_t>(), o.block_size_set = true;
   }
+  // Unset, the block follows the backend (a role's engine may change the backend the scenario's engine set).
+  if (!o.block_size_set) bs = o.backend == "trtllm" ? 32 : 16;
   o.block_size = static_cast<int>(bs);
   if (double f = 0; r.get_number("gpu_memory_utilization", f, 0.0, 1.0, false, true)) o.gpu_memory_utilization = f;
   r.get_int("max_model_len", o.max_model_len, 1, 1 << 24);

@@ -17,7 +17,10 @@ struct EngineOptions {
   std::int64_t max_num_batched_tokens = 8192;  ///< token budget per iteration (SGLang --chunked-prefill-size)
   bool enable_chunked_prefill = true;        ///< split long prompts across iterations
   std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
-  int block_size = 16;                       ///< KV-cache block in tokens (SGLang --page-size)
+  /// KV-cache block in tokens (SGLang --page-size, TRT-LLM kv_cache_config.tokens_per_block). Unset = 16, or 32
+  /// for backend trtllm (TRT-LLM's default tokens_per_block).
+  int block_size = 16;
+  bool block_size_set = false;  ///< block_size was given (else it follows the backend's default)
   /// The engine's memory fraction (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TRT-LLM
   /// kv_cache_config.free_gpu_memory_fraction; each engine applies it to different memory: memory_model.h). Unset =
   /// the engine's default: 0.9 for vllm and trtllm, SGLang's own formula for sglang

@@ -1,0 +1,31 @@
+// A TRT-LLM role's engine defaults end to end: its KV budget follows TRT-LLM's arithmetic and its KV blocks are
+// TRT-LLM's default tokens_per_block (32), unless the scenario sets block_size; a role that switches its backend
+// back to vLLM gets vLLM's 16 and accounting.
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+TEST_CASE("a trtllm role reports TRT-LLM's KV accounting and 32-token blocks unless block_size is set",
+          "[scenario][memory][trtllm]") {
+  auto s = test::small_scenario();
+  s["engine"] = {{"backend", "trtllm"}};
+  const auto r = test::run_scenario(s.dump());
+  const auto& kv = r["deployment"]["roles"][0]["kv_cache"];
+  CHECK(kv["accounting"] == "trtllm");
+  CHECK(kv["block_size"] == 32);
+  CHECK(kv["kv_cache_tokens"].get<std::int64_t>() == kv["num_gpu_blocks"].get<std::int64_t>() * 32);
+  // The free memory at the profiling peak is split between the KV cache and what is left free.
+  CHECK(kv["kv_cache_gib"].get<double>() + kv["trtllm_left_free_gib"].get<double>() ==
+        Approx(kv["free_at_profile_gib"].get<double>()));
+  // An explicit block size is kept.
+  s["engine"]["block_size"] = 16;
+  CHECK(test::run_scenario(s.dump())["deployment"]["roles"][0]["kv_cache"]["block_size"] == 16);
+  // A role whose engine turns the backend back to vLLM takes vLLM's defaults.
+  s["engine"].erase("block_size");
+  s["deployment"]["roles"][0]["engine"] = {{"backend", "vllm"}};
+  const auto v = test::run_scenario(s.dump());
+  CHECK(v["deployment"]["roles"][0]["kv_cache"]["block_size"] == 16);
+  CHECK(v["deployment"]["roles"][0]["kv_cache"]["accounting"] == "vllm");
+}
