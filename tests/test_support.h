@@ -1,12 +1,12 @@
 #pragma once
 /// Helpers shared by tests: the bundled profiles, presets, and a one-call run.
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/api/session.h"
 #include "core/fidelity/batch_shape.h"
+#include "core/spec/deployment_spec.h"
 #include "core/spec/gpu_spec.h"
 #include "core/spec/model_spec.h"
 #include "core/spec/resource_catalog.h"
@@ -28,6 +28,15 @@ ModelSpec bundled_model(const std::string& name);
 GpuSpec bundled_gpu(const std::string& name);
 /// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.
 nlohmann::json small_scenario();
+
+/// Tensor parallelism `tp` over `dp` data-parallel attention groups, the FFN over all tp x dp GPUs, one stage.
+inline Parallelism tp_dp(int tp, int dp = 1) {
+  Parallelism p;
+  p.tp_attn = tp;
+  p.dp_attn = dp;
+  p.tp_ffn = tp * dp;
+  return p;
+}
 
 /// A decode-only batch of `n` requests at context `ctx`, replayed from a CUDA graph.
 inline BatchShape decode_batch(int n, int ctx) {

@@ -10,14 +10,6 @@ using namespace servesim;
 
 namespace {
 
-Parallelism par(int tp_attn, int dp_attn) {
-  Parallelism p;
-  p.tp_attn = tp_attn;
-  p.dp_attn = dp_attn;
-  p.tp_ffn = tp_attn * dp_attn;
-  return p;
-}
-
 using test::decode_batch;
 
 std::unique_ptr<CostModel> model(const Parallelism& p, bool tables) {
@@ -35,8 +27,8 @@ SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int
 TEST_CASE("two attention groups of tp 4 each attend over half of 8 equal decode requests", "[fidelity][dp]") {
   for (bool tables : {true, false}) {
     INFO((tables ? "tables" : "roofline"));
-    auto dp2 = model(par(4, 2), tables);
-    auto dp1 = model(par(4, 1), tables);
+    auto dp2 = model(test::tp_dp(4, 2), tables);
+    auto dp1 = model(test::tp_dp(4, 1), tables);
     const BatchCost eight_dp2 = dp2->price(decode_batch(8, 2000));
     const BatchCost eight_dp1 = dp1->price(decode_batch(8, 2000));
     const BatchCost four_dp1 = dp1->price(decode_batch(4, 2000));
@@ -55,7 +47,7 @@ TEST_CASE("two attention groups of tp 4 each attend over half of 8 equal decode 
 TEST_CASE("a replica with data-parallel attention holds one KV pool per attention group", "[fidelity][dp]") {
   const ModelSpec m = test::bundled_model("Qwen3-32B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
-  const KvBudget dp2 = compute_kv_budget(m, g, par(4, 2), EngineOptions{});
+  const KvBudget dp2 = compute_kv_budget(m, g, test::tp_dp(4, 2), EngineOptions{});
   REQUIRE(dp2.error.empty());
   // The per-GPU budget holds kv_heads / tp_attn heads of the group's requests; two groups hold twice the blocks.
   const std::int64_t per_group =

@@ -28,12 +28,6 @@ ModelSpec llama8b_by_hand() {
   return m;
 }
 
-Parallelism tp(int n) {
-  Parallelism p;
-  p.tp_attn = p.tp_ffn = n;
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("the bundled Llama-3.1-8B matches its Hugging Face shape and has about 8.03 B parameters",
@@ -59,7 +53,7 @@ TEST_CASE("Llama-3.1-8B on one H100 at 0.9 leaves the KV blocks the documented f
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   REQUIRE(g.memory_bytes == 85029158912.0);
   EngineOptions e;  // 0.9, block 16, 8192 batched tokens, 256 seqs, bf16
-  const KvBudget b = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), e);
   CHECK(b.error.empty());
   const double weights = m.param_count() * 2.0;
   CHECK(b.weights_bytes == Approx(weights).epsilon(1e-12));
@@ -94,15 +88,15 @@ TEST_CASE("Llama-3.1-8B on one H100 at 0.9 leaves the KV blocks the documented f
   CHECK(b.num_gpu_blocks == 27915);  // the same number computed once by hand: 54.52 GiB of KV, 446,640 tokens
   CHECK(b.max_tokens() == 27915 * 16);
   // The hand-built spec gives the same budget.
-  CHECK(compute_kv_budget(llama8b_by_hand(), g, tp(1), e).num_gpu_blocks == 27915);
+  CHECK(compute_kv_budget(llama8b_by_hand(), g, test::tp_dp(1), e).num_gpu_blocks == 27915);
 }
 
 TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCCL buffers", "[fidelity][memory]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   EngineOptions e;
-  const KvBudget one = compute_kv_budget(m, g, tp(1), e);
-  const KvBudget two = compute_kv_budget(m, g, tp(2), e);
+  const KvBudget one = compute_kv_budget(m, g, test::tp_dp(1), e);
+  const KvBudget two = compute_kv_budget(m, g, test::tp_dp(2), e);
   CHECK(two.error.empty());
   CHECK(two.kv_bytes_per_token == 2.0 * 32 * 4 * 128 * 2);  // 4 KV heads per GPU
   CHECK(two.weights_bytes == Approx(one.weights_bytes / 2).epsilon(1e-12));
@@ -117,13 +111,13 @@ TEST_CASE("tensor parallelism 2 halves KV heads and weights per GPU and adds NCC
   CHECK(two.num_gpu_blocks == static_cast<std::int64_t>(std::floor(kv2 / (65536.0 * 16))));
   CHECK(two.num_gpu_blocks > 2 * one.num_gpu_blocks);  // more room and half the bytes per token
   // KV heads never drop below one per GPU (TP 16 over 8 KV heads replicates them).
-  CHECK(compute_kv_budget(m, g, tp(16), e).kv_bytes_per_token == 2.0 * 32 * 1 * 128 * 2);
+  CHECK(compute_kv_budget(m, g, test::tp_dp(16), e).kv_bytes_per_token == 2.0 * 32 * 1 * 128 * 2);
 }
 
 TEST_CASE("Llama-3.1-70B does not fit one H100 and the error names the weights", "[fidelity][memory]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-70B");
   EngineOptions e;
-  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(1), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), e);
   CHECK(b.num_gpu_blocks == 0);
   CHECK_THAT(b.error, Catch::Contains("weights"));
   CHECK(b.weights_bytes > b.usable_bytes);
@@ -132,7 +126,7 @@ TEST_CASE("Llama-3.1-70B does not fit one H100 and the error names the weights",
 TEST_CASE("Llama-3.1-70B at tensor parallelism 4 fits an H100 node slice", "[fidelity][memory]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-70B");
   EngineOptions e;
-  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(4), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), test::tp_dp(4), e);
   INFO(b.error);
   CHECK(b.error.empty());
   CHECK(b.weights_bytes == Approx(m.param_count() * 2 / 4).epsilon(1e-12));
@@ -144,7 +138,7 @@ TEST_CASE("a tiny memory share leaves no KV blocks and says so", "[fidelity][mem
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   EngineOptions e;
   e.gpu_memory_utilization = 0.2;  // 15.8 GiB usable: weights fit (14.96), activations + overhead do not
-  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), tp(1), e);
+  const KvBudget b = compute_kv_budget(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), e);
   CHECK(b.num_gpu_blocks == 0);
   CHECK_THAT(b.error, Catch::Contains("no memory left for the KV cache"));
 }
@@ -154,9 +148,9 @@ TEST_CASE("FP8 weights keep the embedding and LM head in 16 bits", "[fidelity][m
   EngineOptions e;
   e.dtype = "fp8";
   const double vocab = 2.0 * 128256 * 4096;  // embedding + untied LM head
-  CHECK(weights_bytes_per_gpu(m, tp(1), e) == Approx(m.param_count() - vocab + 2 * vocab).epsilon(1e-12));
+  CHECK(weights_bytes_per_gpu(m, test::tp_dp(1), e) == Approx(m.param_count() - vocab + 2 * vocab).epsilon(1e-12));
   // At TP 2 both halves shard the vocabulary too.
-  CHECK(weights_bytes_per_gpu(m, tp(2), e) == Approx((m.param_count() - vocab) / 2 + vocab).epsilon(1e-12));
+  CHECK(weights_bytes_per_gpu(m, test::tp_dp(2), e) == Approx((m.param_count() - vocab) / 2 + vocab).epsilon(1e-12));
 }
 
 TEST_CASE("enforce_eager removes the CUDA-graph pool and a larger token budget raises the activation peak",
@@ -164,13 +158,13 @@ TEST_CASE("enforce_eager removes the CUDA-graph pool and a larger token budget r
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   EngineOptions e;
-  const KvBudget graphs = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget graphs = compute_kv_budget(m, g, test::tp_dp(1), e);
   e.enforce_eager = true;
-  const KvBudget eager = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget eager = compute_kv_budget(m, g, test::tp_dp(1), e);
   CHECK(eager.cuda_graph_bytes == 0);
   CHECK(eager.num_gpu_blocks > graphs.num_gpu_blocks);
   e.max_num_batched_tokens = 16384;
-  const KvBudget wide = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget wide = compute_kv_budget(m, g, test::tp_dp(1), e);
   CHECK(wide.forward_peak_bytes == Approx(2 * eager.forward_peak_bytes).epsilon(1e-12));
   CHECK(wide.num_gpu_blocks < eager.num_gpu_blocks);
 }

@@ -10,13 +10,6 @@ using namespace servesim;
 
 namespace {
 
-
-Parallelism tp(int n) {
-  Parallelism p;
-  p.tp_attn = p.tp_ffn = n;
-  return p;
-}
-
 BatchShape decode_shape(int n, std::int64_t context) {
   BatchShape s;
   s.num_tokens = n;
@@ -40,7 +33,8 @@ SimTime fam(const BatchCost& c, OpFamily f) { return c.by_family[static_cast<int
 }  // namespace
 
 TEST_CASE("decode time grows with the context the batch attends to", "[fidelity][roofline]") {
-  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), test::tp_dp(1),
+                       EngineOptions{});
   SimTime prev_total = 0, prev_attn = 0;
   for (std::int64_t ctx : {128, 1024, 8192, 32768}) {
     const BatchCost c = cm.price(decode_shape(32, ctx));
@@ -55,7 +49,8 @@ TEST_CASE("decode time grows with the context the batch attends to", "[fidelity]
 }
 
 TEST_CASE("prefill time grows about linearly with tokens once compute bound", "[fidelity][roofline]") {
-  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  RooflineCostModel cm(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), test::tp_dp(1),
+                       EngineOptions{});
   const BatchCost c2k = cm.price(prefill_shape(2048));
   const BatchCost c4k = cm.price(prefill_shape(4096));
   const double gemm_ratio = static_cast<double>(fam(c4k, OpFamily::kGemm)) / fam(c2k, OpFamily::kGemm);
@@ -72,8 +67,8 @@ TEST_CASE("prefill time grows about linearly with tokens once compute bound", "[
 
 TEST_CASE("tensor parallelism 2 shrinks GEMM time but adds all-reduces", "[fidelity][roofline]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
-  RooflineCostModel one(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
-  RooflineCostModel two(m, test::bundled_gpu("H100-SXM"), tp(2), EngineOptions{});
+  RooflineCostModel one(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), EngineOptions{});
+  RooflineCostModel two(m, test::bundled_gpu("H100-SXM"), test::tp_dp(2), EngineOptions{});
   const BatchShape s = prefill_shape(4096);
   const BatchCost c1 = one.price(s), c2 = two.price(s);
   CHECK(fam(c1, OpFamily::kAllReduce) == 0);
@@ -100,7 +95,7 @@ TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fideli
   m.max_position_embeddings = 4096;
   EngineOptions sync;
   sync.async_scheduling = false;
-  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), sync);
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), sync);
   BatchShape eager = decode_shape(1, 100);
   BatchShape graph = eager;
   graph.cuda_graph = true;
@@ -120,7 +115,7 @@ TEST_CASE("CUDA graphs remove eager launch overhead from a tiny batch", "[fideli
 TEST_CASE("an 8B decode step at batch 1 on an H100 is within physical bounds", "[fidelity][roofline]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
-  RooflineCostModel cm(m, g, tp(1), EngineOptions{});
+  RooflineCostModel cm(m, g, test::tp_dp(1), EngineOptions{});
   BatchShape s = decode_shape(1, 512);
   s.cuda_graph = true;
   const BatchCost c = cm.price(s);
@@ -135,8 +130,9 @@ TEST_CASE("async scheduling exposes only the host time beyond the step's GPU tim
   EngineOptions sync, async;
   sync.async_scheduling = false;
   async.async_scheduling = true;
-  RooflineCostModel cs(m, test::bundled_gpu("H100-SXM"), tp(1), sync), ca(m, test::bundled_gpu("H100-SXM"), tp(1), async);
-  RooflineCostModel unset(m, test::bundled_gpu("H100-SXM"), tp(1), EngineOptions{});
+  RooflineCostModel cs(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), sync),
+      ca(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), async);
+  RooflineCostModel unset(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), EngineOptions{});
   for (const BatchShape& s : {decode_shape(4, 100), prefill_shape(1000)}) {
     BatchShape g = s;
     g.cuda_graph = true;
@@ -149,7 +145,7 @@ TEST_CASE("async scheduling exposes only the host time beyond the step's GPU tim
     CHECK(unset.price(g).total == a.total);  // vLLM's default resolution: on
   }
   // vLLM resolves an unset option to off with pipeline parallelism; other backends have no such option.
-  Parallelism pp2 = tp(1);
+  Parallelism pp2 = test::tp_dp(1);
   pp2.pp = 2;
   CHECK_FALSE(async_scheduling_on(EngineOptions{}, pp2.pp));
   CHECK(async_scheduling_on(async, pp2.pp));
@@ -162,7 +158,7 @@ TEST_CASE("price attributes time to op families and the total is their sum", "[f
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   EngineOptions sync;
   sync.async_scheduling = false;  // synchronous: every step exposes its host time
-  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), tp(1), sync);
+  RooflineCostModel cm(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), sync);
   BatchShape mixed = decode_shape(16, 2000);
   mixed.prefills.push_back({512, 1024});
   mixed.num_tokens += 512;

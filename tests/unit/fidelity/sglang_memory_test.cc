@@ -9,14 +9,6 @@ using namespace servesim;
 
 namespace {
 
-Parallelism par(int tp, int dp = 1) {
-  Parallelism p;
-  p.tp_attn = tp;
-  p.dp_attn = dp;
-  p.tp_ffn = tp * dp;
-  return p;
-}
-
 EngineOptions sglang() {
   EngineOptions e;
   e.backend = "sglang";
@@ -54,7 +46,7 @@ TEST_CASE("an SGLang role's KV pool is mem_fraction_static x the free memory bef
           "[fidelity][memory][sglang]") {
   const ModelSpec m = test::bundled_model("Qwen3-32B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
-  const KvBudget b = compute_kv_budget(m, g, par(1), sglang());
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), sglang());
   REQUIRE(b.error.empty());
   CHECK(b.accounting == "sglang");
   CHECK(b.memory_fraction == 0.834);
@@ -71,7 +63,7 @@ TEST_CASE("an SGLang role's KV pool is mem_fraction_static x the free memory bef
   CHECK(b.num_gpu_blocks == 1178);
   // The same engine under vLLM's accounting (0.9 x device - weights - activations - overhead) keeps more.
   EngineOptions v;
-  const KvBudget vb = compute_kv_budget(m, g, par(1), v);
+  const KvBudget vb = compute_kv_budget(m, g, test::tp_dp(1), v);
   CHECK(vb.accounting == "vllm");
   CHECK(vb.memory_fraction == 0.9);
   CHECK(vb.num_gpu_blocks > b.num_gpu_blocks);
@@ -83,7 +75,7 @@ TEST_CASE("an explicit gpu_memory_utilization is SGLang's --mem-fraction-static 
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   EngineOptions e = sglang();
   e.gpu_memory_utilization = 0.8;
-  const KvBudget b = compute_kv_budget(m, g, par(2), e);
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(2), e);
   REQUIRE(b.error.empty());
   CHECK(b.memory_fraction == 0.8);
   // One NCCL communicator (0.3 GiB) and the custom all-reduce buffers (32 MiB) exist before SGLang's snapshot.
@@ -91,12 +83,12 @@ TEST_CASE("an explicit gpu_memory_utilization is SGLang's --mem-fraction-static 
   CHECK(b.kv_bytes == Approx(0.8 * total - b.weights_bytes));
   // Too small a share for the weights is an error naming SGLang's option.
   e.gpu_memory_utilization = 0.3;
-  const KvBudget tight = compute_kv_budget(m, g, par(2), e);
+  const KvBudget tight = compute_kv_budget(m, g, test::tp_dp(2), e);
   CHECK_THAT(tight.error, Catch::Contains("mem_fraction_static (gpu_memory_utilization 0.300)") &&
                               Catch::Contains("model weights need"));
   // Room for the weights but not one block: the other error, also naming the option.
   e.gpu_memory_utilization = (b.weights_bytes + 1000.0) / total;
-  const KvBudget none = compute_kv_budget(m, g, par(2), e);
+  const KvBudget none = compute_kv_budget(m, g, test::tp_dp(2), e);
   CHECK_THAT(none.error, Catch::Contains("no memory left for the KV cache: mem_fraction_static"));
 }
 
@@ -115,7 +107,7 @@ TEST_CASE("an F replica's room for weights follows its engine's accounting and t
   const double comm = 0.3 * kGiB + 32.0 * (1u << 20);
   CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB - comm)));
   // The same arithmetic as an SGLang KV budget with the same group (its usable_bytes).
-  const KvBudget b = compute_kv_budget(test::bundled_model("Qwen3-32B"), g, par(8), s);
+  const KvBudget b = compute_kv_budget(test::bundled_model("Qwen3-32B"), g, test::tp_dp(8), s);
   CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(b.usable_bytes));
   // A pipeline group adds its own communicator; a lone rank has none.
   p.pp = 2;

@@ -10,16 +10,10 @@ using namespace servesim;
 
 namespace {
 
-Parallelism tp(int n) {
-  Parallelism p;
-  p.tp_attn = p.tp_ffn = n;
-  return p;
-}
-
 std::unique_ptr<CostModel> model_for(const std::string& model, const std::string& gpu, int tensor_parallel,
                                      EngineOptions e = {}) {
   std::string err;
-  auto c = make_cost_model(test::bundled_model(model), test::bundled_gpu(gpu), tp(tensor_parallel), e,
+  auto c = make_cost_model(test::bundled_model(model), test::bundled_gpu(gpu), test::tp_dp(tensor_parallel), e,
                            &test::catalog(), 1, err);
   REQUIRE(err.empty());
   REQUIRE(c);
@@ -155,8 +149,8 @@ TEST_CASE("MoE layers are priced from the MoE table with a sampled routing", "[f
 
 TEST_CASE("without a catalog the roofline prices every op", "[fidelity][table]") {
   std::string err;
-  auto c = make_cost_model(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), tp(1), {}, nullptr, 1,
-                           err);
+  auto c = make_cost_model(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"), test::tp_dp(1), {},
+                           nullptr, 1, err);
   REQUIRE(c);
   CHECK(c->source(OpFamily::kGemm) == PriceSource::kRoofline);
   CHECK(c->report().kind == "roofline");
@@ -174,8 +168,8 @@ TEST_CASE("a QK norm over all heads adds two small all-reduces per layer under T
       EngineOptions e;
       e.enforce_eager = eager;  // eager: the all-reduces' eager prices; else a decode step replays a CUDA graph
       std::string err;
-      auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), tp(t), e, &test::catalog(), 1, err);
-      auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), tp(t), e, &test::catalog(), 1, err);
+      auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), test::tp_dp(t), e, &test::catalog(), 1, err);
+      auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), test::tp_dp(t), e, &test::catalog(), 1, err);
       REQUIRE(err.empty());
       const BatchShape s = decode_batch(8, 1024, !eager);
       const BatchCost ca = a->price(s), cb = b->price(s);

@@ -55,16 +55,11 @@ GpuSpec with(GpuSpec g, const std::string& name, double bf16, double hbm, const 
   return g;
 }
 
-Parallelism tp(int n) {
-  Parallelism p;
-  p.tp_attn = p.tp_ffn = n;
-  return p;
-}
-
 std::unique_ptr<CostModel> cost_for(const std::string& model, const GpuSpec& gpu, int tensor_parallel,
                                     const ResourceCatalog& catalog = test::catalog()) {
   std::string err;
-  auto c = make_cost_model(test::bundled_model(model), gpu, tp(tensor_parallel), EngineOptions{}, &catalog, 1, err);
+  auto c =
+      make_cost_model(test::bundled_model(model), gpu, test::tp_dp(tensor_parallel), EngineOptions{}, &catalog, 1, err);
   REQUIRE(err.empty());
   REQUIRE(c);
   return c;
@@ -264,7 +259,7 @@ std::unique_ptr<CostModel> cost_with_dtype(const std::string& model, const GpuSp
   EngineOptions e;
   e.dtype = dtype;
   std::string err;
-  auto c = make_cost_model(test::bundled_model(model), gpu, tp(tensor_parallel), e, &catalog, 1, err);
+  auto c = make_cost_model(test::bundled_model(model), gpu, test::tp_dp(tensor_parallel), e, &catalog, 1, err);
   REQUIRE(err.empty());
   REQUIRE(c);
   return c;
@@ -351,7 +346,7 @@ TEST_CASE("with no GPU holding the grid, the curves still price it and say so", 
 TEST_CASE("a table laid out otherwise on the source GPU is replaced by the next GPU's (MLA modules on L40S)",
           "[fidelity][transfer]") {
   // A100's MLA tables are per kernel and price no DeepSeek-V3 attention; H100's module tables do.
-  Parallelism p = tp(8);
+  Parallelism p = test::tp_dp(8);
   p.pp = 4;
   EngineOptions e;
   e.dtype = "fp8";

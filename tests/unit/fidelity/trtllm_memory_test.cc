@@ -10,13 +10,6 @@ using namespace servesim;
 
 namespace {
 
-Parallelism tp(int n) {
-  Parallelism p;
-  p.tp_attn = n;
-  p.tp_ffn = n;
-  return p;
-}
-
 EngineOptions trtllm() {
   EngineOptions e;
   e.backend = "trtllm";
@@ -33,7 +26,7 @@ TEST_CASE("a TRT-LLM role's KV cache is free_gpu_memory_fraction x what its prof
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   REQUIRE(g.memory_bytes == 85029158912.0);
   EngineOptions e = trtllm();  // fraction 0.9, 8192 tokens, 256 seqs, bf16, block 16
-  const KvBudget b = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), e);
   REQUIRE(b.error.empty());
   CHECK(b.accounting == "trtllm");
   CHECK(b.memory_fraction == 0.9);
@@ -57,7 +50,7 @@ TEST_CASE("a TRT-LLM role's KV cache is free_gpu_memory_fraction x what its prof
   CHECK(b.num_gpu_blocks == static_cast<std::int64_t>(std::floor(0.9 * free / (131072.0 * 16))));
   CHECK(b.num_gpu_blocks == 28937);
   EngineOptions v;
-  CHECK(compute_kv_budget(m, g, tp(1), v).num_gpu_blocks == 27915);
+  CHECK(compute_kv_budget(m, g, test::tp_dp(1), v).num_gpu_blocks == 27915);
   // CUDA graphs are captured afterwards from the share left free: TRT-LLM's default sizes 1-32, 64, 128 (34 graphs
   // of 2 MiB, captured once each) and the pool of the largest.
   const double graphs = (2.0 * 128 * 4096 * 2 + 128.0 * 3 * 14336 * 2) + 34.0 * 2 * (1u << 20);
@@ -72,17 +65,17 @@ TEST_CASE("TRT-LLM's fraction does not bound the weights, and its errors name it
   EngineOptions e = trtllm();
   e.gpu_memory_utilization = 0.5;
   // 61 GiB of bf16 weights fit one H100 under TRT-LLM whatever the fraction; half of what is left is KV.
-  const KvBudget b = compute_kv_budget(m, g, tp(1), e);
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), e);
   REQUIRE(b.error.empty());
   CHECK(b.kv_bytes == Approx(0.5 * (b.usable_bytes - b.weights_bytes - b.activation_bytes)).epsilon(1e-12));
   // Under vLLM's accounting 0.5 x 79.2 GiB cannot hold them.
   EngineOptions v;
   v.gpu_memory_utilization = 0.5;
-  CHECK_THAT(compute_kv_budget(m, g, tp(1), v).error, Catch::Contains("model weights need"));
+  CHECK_THAT(compute_kv_budget(m, g, test::tp_dp(1), v).error, Catch::Contains("model weights need"));
   // Activations that leave nothing free: the error names free_gpu_memory_fraction.
   e.max_num_batched_tokens = 1 << 20;
   e.max_num_seqs = 1024;
-  CHECK_THAT(compute_kv_budget(m, g, tp(1), e).error,
+  CHECK_THAT(compute_kv_budget(m, g, test::tp_dp(1), e).error,
              Catch::Contains("no memory left for the KV cache: free_gpu_memory_fraction (gpu_memory_utilization "
                              "0.500)"));
   // An F replica's room for weights is the same usable memory (its FFN group's communicators).
