@@ -39,13 +39,16 @@ void TrtllmScheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
     SERVESIM_CHECK(kv.allocate(*r, r->num_computed + n, false), "a booked request found no KV blocks");
   };
   std::int64_t budget = lim.token_budget;
+  auto decode = [&](Request* r) {
+    grow(r, 1);
+    out.items.push_back({r, 1, false});
+    --budget;
+  };
   // 1. Generation requests, one token each, in admission order.
   for (Request* r : running_) {
     if (r->in_flight || needs_prefill(*r)) continue;
     if (budget < 1) break;
-    grow(r, 1);
-    out.items.push_back({r, 1, false});
-    --budget;
+    decode(r);
   }
   // 2. Capacity: prompts already started keep their place; waiting requests are admitted first come first served
   // while their whole length fits what the admitted ones have not booked. A request whose KV came from a prefill
@@ -71,22 +74,17 @@ void TrtllmScheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
   }
   for (Request* r : moved_in) {
     start(r);
-    if (budget < 1) continue;
-    grow(r, 1);
-    out.items.push_back({r, 1, false});
-    --budget;
+    if (budget >= 1) decode(r);
   }
-  // 3. Micro-batch: the admitted prompts under the budget left.
-  std::int64_t whole_sum = 0;
-  for (const Request* r : prompts) whole_sum += r->num_tokens() - r->num_computed;
-  const bool cut = whole_sum > budget;
+  // 3. Micro-batch: the admitted prompts under the budget left; a prompt that does not fit ends the step's prompts
+  // without chunking, and is cut to whole KV blocks with it.
   const std::int64_t unit = kv.block_size();
   for (Request* r : prompts) {
     const std::int64_t whole = r->num_tokens() - r->num_computed;
     std::int64_t n = whole;
-    if (cut) {
-      if (!lim.allow_chunking && whole > budget) break;  // no chunking: the first prompt that does not fit ends it
-      if (lim.allow_chunking && whole > budget) n = budget / unit * unit;
+    if (whole > budget) {
+      if (!lim.allow_chunking) break;
+      n = budget / unit * unit;
     }
     if (n <= 0) continue;
     if (r->state != RequestState::kRunning) start(r);
