@@ -30,7 +30,8 @@ together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 r
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
 max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size), SGLang agg rows use the `sglang`
 scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
-admission, no preemption; see SCHEDULER). vLLM's async scheduling follows the recorded
+admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that of AIConfigurator's
+templates (`enable_chunked_prefill | default(false)`; no rule sets it). vLLM's async scheduling follows the recorded
 version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
 version's default (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg
 rows is the default of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token that carries text (TTFT_FROM: the

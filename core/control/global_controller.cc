@@ -74,6 +74,12 @@ std::string GlobalController::refusal(const Request& req) const {
   std::int64_t max_len = entry.max_model_len;
   if (cluster_.decode_role >= 0) max_len = std::min(max_len, cluster_.roles[cluster_.decode_role].max_model_len);
   if (total > max_len) return "prompt + output tokens exceed max_model_len (" + std::to_string(max_len) + ")";
+  // TRT-LLM without chunked prefill takes a prompt in one step or not at all: it answers 400 ("The sum of prompt
+  // length ..., query length ... should not exceed max_num_tokens").
+  const EngineOptions& entry_engine = entry.spec->engine;
+  if (!entry_engine.enable_chunked_prefill && req.prompt_tokens > entry_engine.max_num_batched_tokens)
+    return "prompt exceeds max_num_batched_tokens (" + std::to_string(entry_engine.max_num_batched_tokens) +
+           ", TRT-LLM's max_num_tokens) with enable_chunked_prefill false";
   if (cluster_.decode_role < 0) {
     const std::int64_t cap = entry.replicas.front()->kv().max_admissible_tokens();
     if (total > cap) return "prompt + output tokens exceed one replica's KV cache (" + std::to_string(cap) + " tokens)";

@@ -18,7 +18,9 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_enum("scheduler", o.scheduler, {"vllm_v1", "sglang", "trtllm"});
   r.get_int("max_num_seqs", o.max_num_seqs, 1, 65536);
   r.get_int("max_num_batched_tokens", o.max_num_batched_tokens, 1, 1 << 22);
-  r.get_bool("enable_chunked_prefill", o.enable_chunked_prefill);
+  if (r.get_bool("enable_chunked_prefill", o.enable_chunked_prefill)) o.enable_chunked_prefill_set = true;
+  // Unset, chunking follows the backend (as the block size below does).
+  if (!o.enable_chunked_prefill_set) o.enable_chunked_prefill = o.backend != "trtllm";
   r.get_int("long_prefill_token_threshold", o.long_prefill_token_threshold, 0, 1 << 22);
   std::int64_t bs = o.block_size;
   if (const Json* v = r.raw("block_size")) {

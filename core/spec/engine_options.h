@@ -15,7 +15,10 @@ struct EngineOptions {
   std::string scheduler = "vllm_v1";         ///< batch-formation policy (registry: scheduler_registry)
   int max_num_seqs = 256;                    ///< running-request cap (SGLang --max-running-requests)
   std::int64_t max_num_batched_tokens = 8192;  ///< token budget per iteration (SGLang --chunked-prefill-size)
-  bool enable_chunked_prefill = true;        ///< split long prompts across iterations
+  /// Split long prompts across iterations. Unset = the backend's default: on for vllm and sglang, off for trtllm
+  /// (TRT-LLM's enable_chunked_prefill defaults to false; it then refuses a prompt longer than max_num_tokens).
+  bool enable_chunked_prefill = true;
+  bool enable_chunked_prefill_set = false;        ///< enable_chunked_prefill was given (else it follows the backend)
   std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
   /// KV-cache block in tokens (SGLang --page-size, TRT-LLM kv_cache_config.tokens_per_block). Unset = 16, or 32
   /// for backend trtllm (TRT-LLM's default tokens_per_block).

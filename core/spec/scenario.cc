@@ -56,7 +56,8 @@ void check_model_fits_roles(const Scenario& s, Errors& errors) {
                                                    std::to_string(m.max_position_embeddings) + "), got " +
                                                    std::to_string(e.max_model_len));
     const std::int64_t model_len = e.max_model_len > 0 ? e.max_model_len : m.max_position_embeddings;
-    if (!e.enable_chunked_prefill && e.max_num_batched_tokens < model_len)
+    // vLLM refuses to start so; TRT-LLM starts and refuses each longer prompt instead (GlobalController::refusal).
+    if (!e.enable_chunked_prefill && e.backend != "trtllm" && e.max_num_batched_tokens < model_len)
       errors.add(rp + "/engine/max_num_batched_tokens",
                  "must be at least max_model_len (" + std::to_string(model_len) +
                      ") when enable_chunked_prefill is false (a whole prompt must fit one batch), got " +
