@@ -31,7 +31,9 @@ tables and host constants) are used; engine limits are vLLM's H100 defaults (max
 max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size), SGLang agg rows use the `sglang`
 scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
 admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that of AIConfigurator's
-templates (`enable_chunked_prefill | default(false)`; no rule sets it). vLLM's async scheduling follows the recorded
+templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles run their engines'
+overlap schedulers (on by default, as `async_scheduling`: a request arriving during a step joins the step after
+the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVERLAP). vLLM's async scheduling follows the recorded
 version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
 version's default (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg
 rows is the default of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token that carries text (TTFT_FROM: the
@@ -160,6 +162,10 @@ REQUESTS_PER_CLIENT = 10
 # axis the host constants should not depend on. (column, held-out values)
 SPLITS = {"sglang": [("tp_size", ("8",)), ("isl", ("4096",))]}
 
+
+# TRTLLM_PREFILL_OVERLAP: TRT-LLM's overlap scheduler is on by default and in AIConfigurator's rules for agg and
+# decode workers, which set `prefill disable_overlap_scheduler = true` (generator/rule_plugin/trtllm.rule and
+# benchmark/trtllm.rule): the P roles of the TRT-LLM disagg rows replay without it.
 
 # vLLM's async scheduling (host work of step n+1 overlapping the GPU's step n) as each row's engine ran it. vLLM
 # 0.11's SchedulerConfig had async_scheduling = False; later versions leave it unset and VllmConfig resolves it to
@@ -364,9 +370,11 @@ def scenario(r, parts, host, gpu="H100-SXM"):
     if r["mode"] == "agg":
         deployment = {"roles": [{"role": "C", "replicas": 1, "parallelism": par(parts)}]}
     else:
+        prefill = {"role": "P", "replicas": parts["prefill"]["workers"], "parallelism": par(parts["prefill"])}
+        if r["backend"] == "trtllm":
+            prefill["engine"] = {"async_scheduling": False}  # TRTLLM_PREFILL_OVERLAP
         deployment = {"kv_transfer": {"link": parts["link"]},
-                      "roles": [{"role": "P", "replicas": parts["prefill"]["workers"],
-                                 "parallelism": par(parts["prefill"])},
+                      "roles": [prefill,
                                 {"role": "D", "replicas": parts["decode"]["workers"],
                                  "parallelism": par(parts["decode"])}]}
     return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": gpu},

@@ -185,7 +185,7 @@ void Replica::stage_end(Simulator& sim, int slot, int stage) {
     if (stage == 0) stage0_busy_ = false;
   }
   if (can_start() && !start_pending_ && scheduler_->has_work()) start_iteration(sim);
-  // The batch just formed is the one vLLM scheduled when this batch launched: later arrivals join the one after.
+  // The batch just formed is the one the engine scheduled when this batch launched: later arrivals join the one after.
   if (stage + 1 == stages_) release_held(sim);
 }
 

@@ -114,9 +114,9 @@ class Replica : public EventHandler {
   bool start_pending_ = false;
   bool handoff_after_prefill_ = false;
   bool may_wait_for_transfers_ = false;
-  /// vLLM async scheduling: the next batch is formed when the current one launches, so a request arriving while a
-  /// batch is in flight joins the batch after the next one (held here until then; counted as outstanding, not yet
-  /// as waiting).
+  /// Async scheduling (vLLM's, TRT-LLM's and SGLang's overlap schedulers): the next batch is formed when the current
+  /// one launches, so a request arriving while a batch is in flight joins the batch after the next one (held here until
+  /// then; counted as outstanding, not yet as waiting).
   bool async_admission_ = false;
   std::vector<Request*> held_;
   std::int64_t outstanding_ = 0;

@@ -12,7 +12,7 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
                                      const EngineOptions& engine, RooflineConstants k)
     : m_(model), g_(gpu), p_(par), k_(k) {
   w_bytes_ = dtype_bytes(engine.dtype);
-  async_host_ = async_scheduling_on(engine, p_.pp);
+  async_host_ = async_hides_host_time(engine, p_.pp);
   kv_bytes_ = engine.kv_cache_dtype == "auto" ? w_bytes_ : dtype_bytes(engine.kv_cache_dtype);
   if (engine.dtype == "fp8") kv_bytes_ = engine.kv_cache_dtype == "auto" ? 2.0 : kv_bytes_;  // FP8 weights keep a 16-bit cache by default
   peak_flops_ = (engine.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;

@@ -75,7 +75,7 @@ class RooflineCostModel : public CostModel {
   double peak_flops_;   // dense tensor FLOP/s for the weight dtype
   double heads_local_, kv_heads_local_, qk_dim_, v_dim_;
   int layers_per_stage_;
-  bool async_host_ = false;  // vLLM async scheduling: only host time beyond the step's GPU time is exposed
+  bool async_host_ = false;  // async_hides_host_time: only host time beyond the step's GPU time is exposed
   CostPart part_ = CostPart::kWhole;
 };
 

@@ -265,7 +265,7 @@ class TableCostModel : public CostModel {
   MoeRouting routing_ = MoeRouting::kUniform;
   CostPart part_ = CostPart::kWhole;
   double alpha_ = 1.2;
-  bool async_host_ = false;  // vLLM async scheduling: only host time beyond the step's GPU time is exposed
+  bool async_host_ = false;  // async_hides_host_time: only host time beyond the step's GPU time is exposed
   Rng rng_;
   /// Largest CUDA-graph capture size: batches up to it run piecewise graphs when not fully captured.
   std::int64_t max_capture_;

@@ -48,11 +48,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   r.get_number("moe_power_law_alpha", o.moe_power_law_alpha, 0.5, 3.0);
   r.get_enum("moe_a2a_backend", o.moe_a2a_backend, {"none", "deepep"});
   if (o.moe_a2a_backend == "deepep" && o.backend != "sglang" && r.valid())
-    errors.add(r.path("moe_a2a_backend"), "\"deepep\" is measured for backend \"sglang\" only (SGLang's DeepEP "
-                                              "tables), got backend \"" + o.backend + "\"");
-  if (o.async_scheduling && o.backend != "vllm" && r.valid())
-    errors.add(r.path("async_scheduling"), "is vLLM's option (backend \"vllm\"); backend \"" + o.backend +
-                                               "\" overlaps its host work by its calibrated host constants");
+    errors.add(r.path("moe_a2a_backend"),
+               "\"deepep\" is measured for backend \"sglang\" only (SGLang's DeepEP "
+               "tables), got backend \"" +
+                   o.backend + "\"");
   if (const Json* h = r.raw("host")) {
     ObjectReader hr(*h, r.path("host"), errors);
     if (hr.valid()) {
@@ -91,10 +90,11 @@ bool hybrid_kv_cache_on(const EngineOptions& o, bool kv_connector, const std::st
 }
 
 bool async_scheduling_on(const EngineOptions& o, int pp) {
-  if (o.backend != "vllm") return false;
   if (o.async_scheduling) return *o.async_scheduling;
   return pp <= 1;
 }
+
+bool async_hides_host_time(const EngineOptions& o, int pp) { return o.backend == "vllm" && async_scheduling_on(o, pp); }
 
 double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn) {
   const double gpu_mib = gpu_mem_bytes / (1u << 20);

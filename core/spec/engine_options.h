@@ -34,10 +34,13 @@ struct EngineOptions {
   std::string dtype = "bfloat16";            ///< weight/activation dtype ("fp8" = FP8 weights and GEMMs)
   std::string kv_cache_dtype = "auto";       ///< "auto" = dtype; "fp8" halves KV bytes
   bool enforce_eager = false;                ///< disable CUDA graphs
-  /// vLLM --async-scheduling / --no-async-scheduling: the host schedules and prepares step n+1 (and processes step
-  /// n-1's outputs) while the GPU runs step n, so a step exposes only the host time beyond its GPU time. Unset =
-  /// vLLM's own default (async_scheduling_on). vllm backend only: SGLang's overlap scheduler and TRT-LLM's executor
-  /// are in their calibrated host constants.
+  /// The engine schedules step n+1 while the GPU runs step n: vLLM --async-scheduling (--no-async-scheduling negates
+  /// it), TRT-LLM's overlap scheduler (disable_overlap_scheduler negates it), SGLang's overlap schedule
+  /// (--disable-overlap-schedule). A request arriving while a step runs then joins the step after the next: that one
+  /// was formed when the running step launched. Unset = the engine's default (async_scheduling_on): on unless pp > 1.
+  /// Host time: a vllm step then exposes only its host time beyond its GPU time (vLLM's host constants were fitted
+  /// on synchronous runs); the trtllm and sglang host constants were fitted on runs of their overlap schedulers, so
+  /// they stand for what the overlap leaves exposed and are added as fitted either way (async_hides_host_time).
   std::optional<bool> async_scheduling;
   /// vLLM's hybrid KV-cache manager (--disable-hybrid-kv-cache-manager negates it): sliding-window layers keep
   /// only the window's blocks and a KV transfer moves only those. Unset = vLLM's resolution for the role
@@ -68,9 +71,13 @@ struct EngineOptions {
 /// Reads fields present in `j` over `opts` (so a role's "engine" overrides the scenario's).
 void read_engine_options(const Json& j, const std::string& path, EngineOptions& opts, Errors& errors);
 
-/// Whether a role runs vLLM's async scheduling: the explicit option, else vLLM's default resolution (on unless
-/// pipeline parallel, as VllmConfig resolves an unset async_scheduling since vLLM made it the default).
+/// Whether a role schedules a step ahead of the GPU (async_scheduling): the explicit option, else the engine's
+/// default: on unless pipeline parallel (vLLM's VllmConfig resolves an unset async_scheduling so since vLLM made it
+/// the default; TRT-LLM's disable_overlap_scheduler and SGLang's --disable-overlap-schedule default to false, and
+/// both engines run pipeline parallelism in a loop of their own that does not overlap).
 bool async_scheduling_on(const EngineOptions& o, int pp);
+/// Whether the step's host time hides under its GPU time: vLLM's async scheduling only (see async_scheduling).
+bool async_hides_host_time(const EngineOptions& o, int pp);
 
 /// Whether a role's sliding-window layers keep only the window (vLLM's hybrid KV-cache manager): the explicit
 /// option, else on unless the role exchanges KV with another role (`kv_connector`: P, D, A roles) under backend vllm;

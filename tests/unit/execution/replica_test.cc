@@ -1,6 +1,8 @@
 #include "core/execution/replica.h"
 
 #include <catch2/catch.hpp>
+#include <optional>
+#include <string>
 
 using namespace servesim;
 
@@ -43,8 +45,8 @@ struct MidRunArrival {
   Simulator sim;
   Request a, b;
   Replica rep;
-  explicit MidRunArrival(bool async_scheduling)
-      : e(options(async_scheduling)), rep(0, 0, e, 100, &cost, &counters, &obs) {
+  explicit MidRunArrival(std::optional<bool> async_scheduling, const std::string& backend = "vllm")
+      : e(options(async_scheduling, backend)), rep(0, 0, e, 100, &cost, &counters, &obs) {
     a.prompt_tokens = 10;
     a.output_tokens = 3;
     b.id = 1;
@@ -54,8 +56,10 @@ struct MidRunArrival {
     sim.run(1);            // start event: iteration 1 (a's prompt) runs 0..1 ms
     rep.enqueue(sim, &b);
   }
-  static EngineOptions options(bool async_scheduling) {
+  static EngineOptions options(std::optional<bool> async_scheduling, const std::string& backend) {
     EngineOptions o;
+    o.backend = backend;
+    o.enable_chunked_prefill = true;
     o.async_scheduling = async_scheduling;
     o.max_num_batched_tokens = 64;
     o.enforce_eager = true;
@@ -142,7 +146,11 @@ TEST_CASE("a second request arriving mid-run joins the running batch at the next
 TEST_CASE("with async scheduling a request arriving mid-run joins the batch after the next one",
           "[execution][replica]") {
   // vLLM --async-scheduling: batch 2 was formed when batch 1 launched, so b (arriving during batch 1) waits for 3.
-  MidRunArrival t(true);
+  // TRT-LLM's and SGLang's overlap schedulers, on by default, form batches the same way.
+  const auto [async_scheduling, backend] = GENERATE(table<std::optional<bool>, std::string>(
+      {{true, "vllm"}, {std::nullopt, "vllm"}, {std::nullopt, "trtllm"}, {std::nullopt, "sglang"}}));
+  INFO(backend);
+  MidRunArrival t(async_scheduling, backend);
   CHECK(t.counters.waiting == 0);  // held, not yet seen by the scheduler
   CHECK(t.rep.outstanding_tokens() == 10 + 3 + 20 + 2);
   t.sim.run(1000);

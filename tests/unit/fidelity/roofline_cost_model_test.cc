@@ -144,14 +144,24 @@ TEST_CASE("async scheduling exposes only the host time beyond the step's GPU tim
     CHECK(fam(a, OpFamily::kOverhead) == std::max<SimTime>(0, host - gpu));
     CHECK(unset.price(g).total == a.total);  // vLLM's default resolution: on
   }
-  // vLLM resolves an unset option to off with pipeline parallelism; other backends have no such option.
+  // vLLM resolves an unset option to off with pipeline parallelism. SGLang's overlap schedule is on, but its host
+  // constants were fitted on overlapped runs: they are added as they are.
   Parallelism pp2 = test::tp_dp(1);
   pp2.pp = 2;
   CHECK_FALSE(async_scheduling_on(EngineOptions{}, pp2.pp));
   CHECK(async_scheduling_on(async, pp2.pp));
   EngineOptions sg;
   sg.backend = "sglang";
-  CHECK_FALSE(async_scheduling_on(sg, 1));
+  CHECK(async_scheduling_on(sg, 1));
+  CHECK_FALSE(async_hides_host_time(sg, 1));
+  EngineOptions sg_sync = sg;
+  sg_sync.async_scheduling = false;
+  RooflineCostModel on(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), sg),
+      off(m, test::bundled_gpu("H100-SXM"), test::tp_dp(1), sg_sync);
+  BatchShape d = decode_shape(4, 100);
+  d.cuda_graph = true;
+  CHECK(fam(on.price(d), OpFamily::kOverhead) > 0);
+  CHECK(on.price(d).total == off.price(d).total);
 }
 
 TEST_CASE("price attributes time to op families and the total is their sum", "[fidelity][roofline]") {
