@@ -33,7 +33,8 @@ scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows th
 admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that of AIConfigurator's
 templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles run their engines'
 overlap schedulers (on by default, as `async_scheduling`: a request arriving during a step joins the step after
-the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVERLAP). vLLM's async scheduling follows the recorded
+the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVERLAP); TRT-LLM roles capture the CUDA-graph sizes of
+AIConfigurator's rule, padded (trtllm_cuda_graph_sizes). vLLM's async scheduling follows the recorded
 version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
 version's default (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg
 rows is the default of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token that carries text (TTFT_FROM: the
@@ -193,6 +194,16 @@ H100_MIB = 85029158912 / (1 << 20)
 # `free_gpu_memory_fraction: {{ kv_cache_config.free_gpu_memory_fraction | default(...) }}` and its rules set no value,
 # so the template's default is what ran. Other TRT-LLM rows keep TRT-LLM's own default (0.9).
 TRTLLM_TEMPLATE_KV_FRACTION = {"1.0.0rc3": 0.80, "1.2.0rc6.post1": 0.90, "1.3.0rc1": 0.80}
+
+
+# TRT-LLM's CUDA graphs as AIConfigurator's rule writes them for agg and decode workers (generator/rule_plugin/
+# trtllm.rule: `cuda_graph_batch_sizes` dense up to 512 plus the batch size +- 8, `cuda_graph_enable_padding = true`;
+# its benchmark rule captures every size up to the batch size instead, which replays the same batches). TRT-LLM's own
+# default (1-31, 32, 64, 128 without padding) would run every larger decode batch eagerly.
+def trtllm_cuda_graph_sizes(bs):
+    sizes = (list(range(1, 17)) + list(range(16, 33, 4)) + list(range(32, 65, 8)) + list(range(64, 129, 16))
+             + list(range(128, 257, 32)) + list(range(256, 513, 64)) + list(range(1 if bs <= 8 else bs - 8, bs + 9)))
+    return sorted(set(sizes))
 
 
 def trtllm_kv_fraction(r):
@@ -355,6 +366,10 @@ def scenario(r, parts, host, gpu="H100-SXM"):
         engine["kv_cache_dtype"] = "fp8"
     if r["backend"] == "vllm":
         engine["async_scheduling"] = async_scheduling(r)
+    if r["backend"] == "trtllm":
+        per_worker = bs if r["mode"] == "agg" else max(1, bs // max(1, parts["decode"]["workers"]))
+        engine["cuda_graph_sizes"] = trtllm_cuda_graph_sizes(per_worker)
+        engine["cuda_graph_padding"] = True
     mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None
     if mem_fraction is None:
         mem_fraction = trtllm_kv_fraction(r)

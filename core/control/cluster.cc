@@ -5,6 +5,7 @@
 
 #include "core/fidelity/afd_cost_model.h"
 #include "core/fidelity/table_cost_model.h"
+#include "core/spec/cuda_graph_plan.h"
 
 namespace servesim {
 
@@ -48,6 +49,15 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       continue;
     }
     rc.max_model_len = spec.engine.max_model_len > 0 ? spec.engine.max_model_len : s.model.max_position_embeddings;
+    // The engine's CUDA-graph sizes resolved for this GPU (SGLang's default depends on its memory and TP), so the
+    // replicas replay what the memory model counted.
+    EngineOptions engine = spec.engine;
+    {
+      CudaGraphPlan plan =
+          cuda_graph_plan(engine, spec.gpu.memory_bytes, spec.parallelism.tp_attn * spec.parallelism.dp_attn);
+      engine.cuda_graph_sizes = std::move(plan.sizes);
+      engine.cuda_graph_padding = plan.padding;
+    }
     // Measured tables where the GPU has them, else datasheet-derived (fidelity/table_cost_model.h).
     std::string cost_error;
     if (attention && ffn_spec >= 0) {
@@ -80,8 +90,9 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       continue;
     }
     for (int r = 0; r < spec.replicas; ++r) {
-      rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), spec.engine,
-                                                      rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer));
+      rc.replicas.push_back(std::make_unique<Replica>(global_index++, static_cast<int>(i), engine,
+                                                      rc.budget.num_gpu_blocks, rc.cost.get(), counters, observer,
+                                                      spec.parallelism.dp_attn));
       if (rc.budget.kv_groups_sliding > 0 || rc.budget.kv_groups_full != 1) {
         KvLayout layout;
         layout.full_groups = rc.budget.kv_groups_full;

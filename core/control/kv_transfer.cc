@@ -37,7 +37,7 @@ void KvTransferManager::try_pull(Simulator& sim, int d) {
     Request& r = *q.front();
     const std::int64_t whole_blocks = scheduler.whole_request_blocks(kv, r);
     const bool whole = whole_blocks > 0;
-    if (whole && whole_blocks > kv.free_blocks() - scheduler.booked_blocks(kv) - booked_[local(d)]) break;
+    if (whole && whole_blocks > kv.free_blocks() - replica.booked_blocks() - booked_[local(d)]) break;
     // Room for the prompt's KV and the first decode step's token, so the request can start without
     // allocating again once it lands (and the engine's watermark, which whole-request booking does without).
     if (!kv.allocate(r, static_cast<std::int64_t>(r.prompt_tokens) + 1, !whole)) break;

@@ -6,27 +6,28 @@
 #include "core/execution/cuda_graph_adapter.h"
 #include "core/execution/scheduler_registry.h"
 #include "core/sim/check.h"
+#include "core/spec/cuda_graph_plan.h"
 
 namespace servesim {
 
-std::vector<std::unique_ptr<RuntimeAdapter>> make_adapters(const EngineOptions& e) {
+std::vector<std::unique_ptr<RuntimeAdapter>> make_adapters(const EngineOptions& e, int attention_dp) {
   std::vector<std::unique_ptr<RuntimeAdapter>> out;
   if (e.enable_chunked_prefill) out.push_back(std::make_unique<ChunkedPrefillAdapter>(e.long_prefill_token_threshold));
   if (!e.enforce_eager) {
-    auto sizes = e.cuda_graph_sizes.empty()
-                     ? default_cuda_graph_sizes(std::min<std::int64_t>(e.max_cudagraph_capture_size, 2 * e.max_num_seqs))
-                     : e.cuda_graph_sizes;
-    out.push_back(std::make_unique<CudaGraphAdapter>(std::move(sizes)));
+    // compile_cluster resolves the role's sizes for its GPU; a replica built from bare options takes the engine's
+    // defaults for an unknown GPU (cuda_graph_plan.h).
+    CudaGraphPlan plan = cuda_graph_plan(e, 0, 1);
+    out.push_back(std::make_unique<CudaGraphAdapter>(std::move(plan.sizes), plan.padding, attention_dp));
   }
   return out;
 }
 
 Replica::Replica(int index, int role_index, const EngineOptions& engine, std::int64_t num_blocks, CostModel* cost,
-                 ClusterCounters* counters, ReplicaObserver* observer)
+                 ClusterCounters* counters, ReplicaObserver* observer, int attention_dp)
     : index_(index),
       role_index_(role_index),
       kv_(num_blocks, engine.block_size, engine.kv_watermark),
-      adapters_(make_adapters(engine)),
+      adapters_(make_adapters(engine, attention_dp)),
       cost_(cost),
       observer_(observer) {
   base_limits_.token_budget = engine.max_num_batched_tokens;
@@ -61,6 +62,13 @@ void Replica::admit(Simulator& sim, Request* r) {
   }
   scheduler_->add(r);
   kick(sim);
+}
+
+std::int64_t Replica::booked_blocks() const {
+  std::int64_t held = 0;
+  for (const Request* r : held_)
+    held += std::max<std::int64_t>(0, scheduler_->whole_request_blocks(kv_, *r) - r->num_blocks);
+  return scheduler_->booked_blocks(kv_) + held;
 }
 
 void Replica::release_held(Simulator& sim) {
@@ -113,6 +121,7 @@ void Replica::start_iteration(Simulator& sim) {
   Batch& batch = f.batch;
   batch.clear();
   SchedulerLimits limits = base_limits_;
+  limits.held_booked_blocks = booked_blocks() - scheduler_->booked_blocks(kv_);
   for (auto& a : adapters_) a->before_schedule(limits);
   scheduler_->schedule(limits, kv_, batch);
   if (batch.items.empty()) {

@@ -36,13 +36,14 @@ class ReplicaObserver {
 };
 
 /// Runtime adapters enabled by engine options, in hook order.
-std::vector<std::unique_ptr<RuntimeAdapter>> make_adapters(const EngineOptions& engine);
+/// `attention_dp`: data-parallel attention ranks of the replica, each replaying its own share of a decode batch.
+std::vector<std::unique_ptr<RuntimeAdapter>> make_adapters(const EngineOptions& engine, int attention_dp = 1);
 
 /// A replica of a role.
 class Replica : public EventHandler {
  public:
   Replica(int index, int role_index, const EngineOptions& engine, std::int64_t num_blocks, CostModel* cost,
-          ClusterCounters* counters, ReplicaObserver* observer);
+          ClusterCounters* counters, ReplicaObserver* observer, int attention_dp = 1);
   /// Accepts a routed request; starts an iteration if idle.
   void enqueue(Simulator& sim, Request* r);
   /// Accepts a request whose prompt KV arrived from a prefill role (blocks already allocated here).
@@ -64,6 +65,9 @@ class Replica : public EventHandler {
   int role_index() const { return role_index_; }
   const KvBlockManager& kv() const { return kv_; }
   const Scheduler& scheduler() const { return *scheduler_; }
+  /// KV blocks promised beyond those allocated: the scheduler's bookings and those of the requests held for a
+  /// later batch (async scheduling), which a KV pull or an admission may not take.
+  std::int64_t booked_blocks() const;
   /// Over its requests: the whole prompt until the first token, plus output tokens not yet generated.
   std::int64_t outstanding_tokens() const { return outstanding_; }
   std::int64_t iterations() const { return iterations_; }

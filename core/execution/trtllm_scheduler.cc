@@ -56,7 +56,7 @@ void TrtllmScheduler::schedule(const SchedulerLimits& lim, KvBlockManager& kv, B
   std::vector<Request*> prompts;
   for (Request* r : running_)
     if (!r->in_flight && needs_prefill(*r)) prompts.push_back(r);
-  std::int64_t unbooked = kv.free_blocks() - booked_blocks(kv);
+  std::int64_t unbooked = kv.free_blocks() - booked_blocks(kv) - lim.held_booked_blocks;
   std::vector<Request*> moved_in;
   std::int64_t admitted = static_cast<std::int64_t>(running_.size());
   for (Request* r : waiting_) {

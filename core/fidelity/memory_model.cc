@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/spec/cuda_graph_plan.h"
 #include "core/spec/weight_format.h"
 
 namespace servesim {
@@ -228,24 +229,11 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
 
   // 2. CUDA graphs: captured graphs share one memory pool sized by the largest capture's activations; every
   //    size is captured twice in vLLM V1 (a full graph for decode-only batches, a piecewise one for the rest).
-  //    TRT-LLM captures each size once; its default sizes (CudaGraphConfig without padding) are 1-32, 64 and 128,
-  //    none above max_batch_size.
+  //    TRT-LLM captures each size once. The sizes are each engine's (cuda_graph_plan.h).
   if (!e.enforce_eager) {
-    std::int64_t largest = 0;
-    std::size_t count = 0;
-    if (!e.cuda_graph_sizes.empty()) {
-      for (std::int64_t v : e.cuda_graph_sizes) largest = std::max(largest, v);
-      count = e.cuda_graph_sizes.size();
-    } else if (trtllm) {
-      for (std::int64_t v = 1; v <= 128; v = v < 32 ? v + 1 : 2 * v)
-        if (v <= e.max_num_seqs) largest = v, ++count;
-    } else {
-      const std::int64_t max_size = std::min<std::int64_t>(e.max_cudagraph_capture_size, 2 * e.max_num_seqs);
-      for (std::int64_t v : {1, 2, 4})
-        if (v <= max_size) largest = v, ++count;
-      for (std::int64_t v = 8; v <= std::min<std::int64_t>(256, max_size); v += 8) largest = v, ++count;
-      for (std::int64_t v = 272; v <= max_size; v += 16) largest = v, ++count;
-    }
+    const CudaGraphPlan plan = cuda_graph_plan(e, g.memory_bytes, p.tp_attn * p.dp_attn);
+    const std::int64_t largest = plan.sizes.empty() ? 0 : plan.sizes.back();
+    const std::size_t count = plan.sizes.size();
     b.cuda_graph_bytes = forward_peak_bytes(m, p, static_cast<double>(largest), attention_only) +
                          (trtllm ? 1.0 : 2.0) * static_cast<double>(count) * k.graph_bytes_per_capture;
   }

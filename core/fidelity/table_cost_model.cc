@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "core/fidelity/batch_split.h"
 #include "core/fidelity/table_transfer.h"
 #include "core/sim/det_math.h"
+#include "core/spec/cuda_graph_plan.h"
 #include "core/spec/resource_catalog.h"
 
 namespace servesim {
@@ -59,6 +59,16 @@ BackendConstants backend_constants(const std::string& backend) {
 }
 
 // --------------------------------------------------------------------------------------------- loading
+
+namespace {
+std::int64_t piecewise_capture_max(const EngineOptions& e, const GpuSpec& g, const Parallelism& p) {
+  // vLLM V1 alone captures piecewise graphs (everything but attention) for batches up to its largest size; SGLang's
+  // and TRT-LLM's default configurations run every batch they have not captured eagerly.
+  if (e.backend != "vllm" || e.enforce_eager) return 0;
+  const CudaGraphPlan plan = cuda_graph_plan(e, g.memory_bytes, p.tp_attn * p.dp_attn);
+  return plan.sizes.empty() ? 0 : plan.sizes.back();
+}
+}  // namespace
 
 namespace {
 
@@ -418,9 +428,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
       roofline_(model, gpu, par, engine),
       k_(backend_constants(engine.backend)),
       rng_(seed, static_cast<std::uint64_t>(RngStream::kMoe)),
-      max_capture_(engine.cuda_graph_sizes.empty()
-                       ? std::min<std::int64_t>(engine.max_cudagraph_capture_size, 2 * engine.max_num_seqs)
-                       : *std::max_element(engine.cuda_graph_sizes.begin(), engine.cuda_graph_sizes.end())) {
+      max_capture_(piecewise_capture_max(engine, gpu, par)) {
   // Scenario overrides of the calibrated host constants (engine.host).
   if (e_.host.iteration_us >= 0) k_.cpu_iteration_us = e_.host.iteration_us;
   if (e_.host.per_request_us >= 0) k_.cpu_per_request_us = e_.host.per_request_us;

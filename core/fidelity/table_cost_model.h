@@ -267,7 +267,8 @@ class TableCostModel : public CostModel {
   double alpha_ = 1.2;
   bool async_host_ = false;  // async_hides_host_time: only host time beyond the step's GPU time is exposed
   Rng rng_;
-  /// Largest CUDA-graph capture size: batches up to it run piecewise graphs when not fully captured.
+  /// Largest CUDA-graph capture size of a vLLM role: batches up to it run piecewise graphs when not fully captured
+  /// (0 for other backends: piecewise_capture_max).
   std::int64_t max_capture_;
   std::vector<std::int64_t> loads_;
   std::vector<BatchShape> groups_;  // scratch: data-parallel attention groups of the batch

@@ -44,6 +44,13 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   if (bool on = false; r.get_bool("hybrid_kv_cache_manager", on)) o.hybrid_kv_cache_manager = on;
   r.get_int_list("cuda_graph_sizes", o.cuda_graph_sizes, 1, 1 << 16, 1024);
   r.get_int("max_cudagraph_capture_size", o.max_cudagraph_capture_size, 1, 1 << 16);
+  if (bool on = false; r.get_bool("cuda_graph_padding", on)) {
+    o.cuda_graph_padding = on;
+    if (o.backend == "vllm" && r.valid())
+      errors.add(r.path("cuda_graph_padding"),
+                 "is TRT-LLM's and SGLang's option; vLLM always pads a decode batch to "
+                 "the next capture size (leave it unset under backend \"vllm\")");
+  }
   r.get_enum("moe_routing", o.moe_routing, {"uniform", "balanced", "power_law"});
   r.get_number("moe_power_law_alpha", o.moe_power_law_alpha, 0.5, 3.0);
   r.get_enum("moe_a2a_backend", o.moe_a2a_backend, {"none", "deepep"});
@@ -96,21 +103,23 @@ bool async_scheduling_on(const EngineOptions& o, int pp) {
 
 bool async_hides_host_time(const EngineOptions& o, int pp) { return o.backend == "vllm" && async_scheduling_on(o, pp); }
 
+int sglang_default_cuda_graph_max_bs(double gpu_mem_bytes, int tp) {
+  const double gib = gpu_mem_bytes / (1u << 30);
+  if (gib < 20) return 8;
+  if (gib < 35) return tp < 4 ? 24 : 80;
+  if (gib < 60) return tp < 4 ? 32 : 160;
+  if (gib < 160) return tp < 4 ? 256 : 512;
+  return 512;
+}
+
 double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn) {
   const double gpu_mib = gpu_mem_bytes / (1u << 20);
   const double gib = 1024;  // MiB
-  int graph_bs = 512;
-  if (!o.cuda_graph_sizes.empty()) {
+  int graph_bs = sglang_default_cuda_graph_max_bs(gpu_mem_bytes, tp);
+  if (!o.cuda_graph_sizes.empty())
     graph_bs = static_cast<int>(*std::max_element(o.cuda_graph_sizes.begin(), o.cuda_graph_sizes.end()));
-  } else if (gpu_mib < 20 * gib) {
-    graph_bs = 8;
-  } else if (gpu_mib < 35 * gib) {
-    graph_bs = tp < 4 ? 24 : 80;
-  } else if (gpu_mib < 60 * gib) {
-    graph_bs = tp < 4 ? 32 : 160;
-  } else if (gpu_mib < 160 * gib) {
-    graph_bs = tp < 4 ? 256 : 512;
-  }
+  else if (o.max_cudagraph_capture_size > 0)
+    graph_bs = static_cast<int>(o.max_cudagraph_capture_size);
   double reserved = 512 + 1.5 * std::max<double>(static_cast<double>(o.max_num_batched_tokens), 2048) + 2.0 * graph_bs +
                     tp * pp / 8.0 * gib;
   if (dp_attn > 1) {

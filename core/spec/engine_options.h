@@ -48,8 +48,16 @@ struct EngineOptions {
   /// deployment), as vLLM turns it off whenever --kv-transfer-config is set and the connector does not declare
   /// support. Models without sliding layers are unaffected.
   std::optional<bool> hybrid_kv_cache_manager;
-  std::vector<std::int64_t> cuda_graph_sizes;  ///< capture sizes; empty = vLLM's defaults
-  std::int64_t max_cudagraph_capture_size = 512;  ///< largest default capture size
+  /// CUDA-graph capture sizes (decode batch sizes); empty = the engine's defaults (cuda_graph_plan.h).
+  std::vector<std::int64_t> cuda_graph_sizes;
+  /// Largest default capture size: vLLM max_cudagraph_capture_size, SGLang --cuda-graph-max-bs, TRT-LLM
+  /// cuda_graph_config.max_batch_size. 0 = the engine's default (vLLM 512, within 2 x max_num_seqs; SGLang by the GPU's
+  /// memory and TP, sglang_default_cuda_graph_max_bs; TRT-LLM 128).
+  std::int64_t max_cudagraph_capture_size = 0;
+  /// Whether a decode batch between capture sizes is padded up to the next one and replayed (else it runs eagerly):
+  /// TRT-LLM cuda_graph_config.enable_padding, SGLang's padding (--disable-cuda-graph-padding negates it). Unset = the
+  /// engine's default: on, off for trtllm. vLLM always pads (the option is refused under backend vllm).
+  std::optional<bool> cuda_graph_padding;
   std::string moe_routing = "uniform";       ///< token->expert assignment: uniform, balanced, power_law
   double moe_power_law_alpha = 1.2;          ///< exponent of the power_law routing
   /// EP all-to-all of DP-attention roles (SGLang --moe-a2a-backend): "none" (SGLang's default: the NCCL
@@ -98,6 +106,10 @@ bool sglang_disables_hybrid_swa(const std::string& architecture);
 /// `gpu_mem_bytes`: the device's memory (SGLang reads nvidia-smi's memory.total, about 0.6% more than the
 /// torch total_memory the GPU profiles record on an H100).
 double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn);
+
+/// SGLang's default --cuda-graph-max-bs for a GPU of `gpu_mem_bytes` and `tp` GPUs per replica (ServerArgs): 8 below
+/// 20 GiB; 24 or 80 below 35 GiB, 32 or 160 below 60 GiB, 256 or 512 below 160 GiB for tp < 4 or more; 512 above.
+int sglang_default_cuda_graph_max_bs(double gpu_mem_bytes, int tp);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

@@ -1,8 +1,10 @@
 #include "core/execution/cuda_graph_adapter.h"
 
 #include <algorithm>
-
 #include <catch2/catch.hpp>
+#include <vector>
+
+#include "core/spec/cuda_graph_plan.h"
 
 using namespace servesim;
 
@@ -18,44 +20,27 @@ Batch decode_batch(std::int64_t n) {
   return b;
 }
 
+/// vLLM's default sizes for max_num_seqs 256: 1, 2, 4, multiples of 8 to 256, of 16 to 512.
+std::vector<std::int64_t> vllm_sizes() { return cuda_graph_plan(EngineOptions{}, 0, 1).sizes; }
+
 }  // namespace
 
-TEST_CASE("vLLM's default capture sizes are 1, 2, 4, multiples of 8 to 256, then of 16", "[execution][cuda_graph]") {
-  const auto s = default_cuda_graph_sizes(512);
-  // 1, 2, 4 (3) + 8..256 step 8 (32) + 272..512 step 16 (16).
-  REQUIRE(s.size() == 3 + 32 + 16);
-  CHECK(s[0] == 1);
-  CHECK(s[1] == 2);
-  CHECK(s[2] == 4);
-  CHECK(s[3] == 8);
-  CHECK(s[4] == 16);
-  CHECK(s[34] == 256);
-  CHECK(s[35] == 272);
-  CHECK(s[36] == 288);
-  CHECK(s.back() == 512);
-  CHECK(std::is_sorted(s.begin(), s.end()));
-  CHECK(std::find(s.begin(), s.end(), 264) == s.end());
-  CHECK(default_cuda_graph_sizes(300).size() == 3 + 32 + 2);  // ..., 256, 272, 288
-  CHECK(default_cuda_graph_sizes(3) == std::vector<std::int64_t>{1, 2});
-  CHECK(default_cuda_graph_sizes(20) == std::vector<std::int64_t>{1, 2, 4, 8, 16});
-}
-
 TEST_CASE("capture_size_for picks the smallest capture size at least n", "[execution][cuda_graph]") {
-  CudaGraphAdapter a(default_cuda_graph_sizes(512));
+  CudaGraphAdapter a(vllm_sizes(), true);
   CHECK(a.capture_size_for(1) == 1);
   CHECK(a.capture_size_for(3) == 4);
   CHECK(a.capture_size_for(9) == 16);
   CHECK(a.capture_size_for(257) == 272);
   CHECK(a.capture_size_for(512) == 512);
   CHECK(a.capture_size_for(513) == 0);
-  CudaGraphAdapter unsorted({8, 2, 8, 32});
+  CudaGraphAdapter unsorted({8, 2, 8, 32}, true);
   CHECK(unsorted.capture_size_for(3) == 8);
   CHECK(unsorted.capture_size_for(1) == 2);
   CHECK(unsorted.capture_size_for(9) == 32);
 }
 
 TEST_CASE("a decode-only batch of 3 tokens is padded to 4 and replayed as a graph", "[execution][cuda_graph]") {
-  CudaGraphAdapter a(default_cuda_graph_sizes(512));
+  CudaGraphAdapter a(vllm_sizes(), true);
   Batch b = decode_batch(3);
   a.shape_batch(b);
   CHECK(b.shape.padded_tokens == 1);
@@ -72,7 +57,7 @@ TEST_CASE("a decode-only batch of 3 tokens is padded to 4 and replayed as a grap
 }
 
 TEST_CASE("a batch containing a prefill is not padded", "[execution][cuda_graph]") {
-  CudaGraphAdapter a(default_cuda_graph_sizes(512));
+  CudaGraphAdapter a(vllm_sizes(), true);
   Batch b = decode_batch(3);
   b.shape.num_tokens += 10;
   b.shape.prefills.push_back({10, 10});
@@ -84,10 +69,54 @@ TEST_CASE("a batch containing a prefill is not padded", "[execution][cuda_graph]
 }
 
 TEST_CASE("a decode batch above the largest capture size runs eagerly", "[execution][cuda_graph]") {
-  CudaGraphAdapter a(default_cuda_graph_sizes(512));
+  CudaGraphAdapter a(vllm_sizes(), true);
   Batch b = decode_batch(513);
   a.shape_batch(b);
   CHECK(b.shape.padded_tokens == 0);
   CHECK_FALSE(b.shape.cuda_graph);
   CHECK(a.graph_batches() == 0);
+}
+
+TEST_CASE("without padding only captured sizes replay; the others run eagerly", "[execution][cuda_graph]") {
+  // TRT-LLM's default (cuda_graph_config.enable_padding false): 1-31, 32, 64, 128.
+  EngineOptions e;
+  e.backend = "trtllm";
+  const CudaGraphPlan plan = cuda_graph_plan(e, 0, 1);
+  REQUIRE_FALSE(plan.padding);
+  CudaGraphAdapter a(plan.sizes, plan.padding);
+  CHECK(a.capture_size_for(31) == 31);
+  CHECK(a.capture_size_for(33) == 0);
+  CHECK(a.capture_size_for(64) == 64);
+  Batch b = decode_batch(33);
+  a.shape_batch(b);
+  CHECK_FALSE(b.shape.cuda_graph);
+  CHECK(b.shape.padded_tokens == 0);
+  Batch c = decode_batch(64);
+  a.shape_batch(c);
+  CHECK(c.shape.cuda_graph);
+  CHECK(a.graph_batches() == 1);
+  CHECK(a.padded_tokens() == 0);
+  // The same sizes with padding: 33 pads to 64.
+  CudaGraphAdapter p(plan.sizes, true);
+  Batch d = decode_batch(33);
+  p.shape_batch(d);
+  CHECK(d.shape.cuda_graph);
+  CHECK(d.shape.padded_tokens == 31);
+}
+
+TEST_CASE("with attention DP every rank replays the graph of the fullest rank's share", "[execution][cuda_graph]") {
+  // 9 requests over 8 ranks: the fullest holds 2, so all 8 replay the size-2 graph: 16 rows, 7 of them padding.
+  CudaGraphAdapter a({1, 2, 4, 8}, true, 8);
+  Batch b = decode_batch(9);
+  a.shape_batch(b);
+  CHECK(b.shape.cuda_graph);
+  CHECK(b.shape.padded_tokens == 7);
+  // 33 requests: the fullest rank holds 5, padded to 8 on every rank.
+  Batch c = decode_batch(33);
+  a.shape_batch(c);
+  CHECK(c.shape.padded_tokens == 8 * 8 - 33);
+  // Beyond the largest per-rank size (8 x 8 = 64 requests) the batch runs eagerly.
+  Batch d = decode_batch(65);
+  a.shape_batch(d);
+  CHECK_FALSE(d.shape.cuda_graph);
 }

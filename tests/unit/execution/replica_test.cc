@@ -166,3 +166,37 @@ TEST_CASE("with async scheduling a request arriving mid-run joins the batch afte
   CHECK(t.obs.finished == 2);
   CHECK(t.sim.idle());
 }
+
+TEST_CASE("a request held for a later batch keeps its TRT-LLM booking", "[execution][replica][trtllm]") {
+  // A decode replica under TRT-LLM's scheduler and overlap: b's KV lands while a's batch runs, so b waits for the
+  // batch after the next. Its whole length stays booked meanwhile, or a KV pull or an admission could take the
+  // blocks it will decode into.
+  EngineOptions e;
+  e.backend = "trtllm";
+  e.scheduler = "trtllm";
+  e.enforce_eager = true;
+  e.block_size = 16;
+  e.kv_watermark = 0.0;
+  FixedCost cost;
+  Recorder obs;
+  ClusterCounters counters;
+  Replica rep(0, 0, e, 100, &cost, &counters, &obs);
+  Simulator sim;
+  Request a, b;
+  a.prompt_tokens = 10;
+  a.output_tokens = 3;
+  b.id = 1;
+  b.prompt_tokens = 32;
+  b.output_tokens = 64;
+  rep.enqueue(sim, &a);
+  sim.run(1);  // a's prompt runs 0..1 ms
+  const std::int64_t before = rep.booked_blocks();
+  REQUIRE(rep.kv_mutable().allocate(b, b.prompt_tokens + 1, false));  // its KV arrived from a prefill role
+  rep.enqueue_prefilled(sim, &b);
+  // 96 tokens in blocks of 16 = 6 blocks, 3 of them allocated with the prompt: 3 more booked while b is held.
+  CHECK(rep.booked_blocks() == before + 3);
+  CHECK(rep.scheduler().booked_blocks(rep.kv()) == before);
+  sim.run(1000);
+  CHECK(b.generated == b.output_tokens);
+  CHECK(rep.booked_blocks() == 0);
+}
