@@ -214,6 +214,14 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   b.memory_fraction = memory_fraction(e, g, p);
   b.weights_bytes = weights_bytes_per_gpu(m, p, e, attention_only);
   const bool sglang = e.backend == "sglang", trtllm = e.backend == "trtllm";
+  if (sglang && !e.gpu_memory_utilization && b.memory_fraction <= 0) {
+    b.error =
+        "SGLang's default mem_fraction_static comes to " + fraction_text(b.memory_fraction) + " on " + g.name +
+        ": its reserve for max_num_batched_tokens (--chunked-prefill-size) and the largest CUDA-graph size "
+        "(--cuda-graph-max-bs: max_cudagraph_capture_size, cuda_graph_sizes) exceeds the memory; lower them or set "
+        "gpu_memory_utilization";
+    return b;
+  }
 
   // 1. Activation peak of the profile run: one forward pass of max_num_batched_tokens tokens, then the sampler.
   //    vLLM samples min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on the

@@ -115,3 +115,15 @@ TEST_CASE("an F replica's room for weights follows its engine's accounting and t
   p = Parallelism{};
   CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB)));
 }
+
+TEST_CASE("an SGLang default fraction left at or below zero by a huge graph size is an error naming the cause",
+          "[fidelity][memory][sglang]") {
+  EngineOptions e;
+  e.backend = "sglang";
+  e.max_cudagraph_capture_size = 65536;  // 2 MiB of reserve per graph batch: 128 GiB
+  const KvBudget b = compute_kv_budget(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"),
+                                       test::tp_dp(1), e, MemoryConstants{});
+  CHECK(b.memory_fraction <= 0);
+  CHECK(b.error.find("--cuda-graph-max-bs") != std::string::npos);
+  CHECK(b.num_gpu_blocks == 0);
+}
