@@ -107,6 +107,8 @@ export function fieldGroups(catalog) {
       {path: '/engine/dtype', label: 'dtype', kind: 'select', options: ['bfloat16', 'float16', 'fp8'], optional: true},
       {path: '/engine/kv_cache_dtype', label: 'kv_cache_dtype', kind: 'select', options: ['auto', 'bfloat16', 'float16', 'fp8', 'fp8_e4m3', 'fp8_e5m2'], optional: true},
       {path: '/engine/enforce_eager', label: 'enforce_eager', kind: 'bool', options: tri, optional: true},
+      {path: '/engine/max_cudagraph_capture_size', label: 'max_cudagraph_capture_size', kind: 'number', placeholder: 'engine default', hint: 'vLLM 512, SGLang --cuda-graph-max-bs (by GPU memory, TP), TRT-LLM 128'},
+      {path: '/engine/cuda_graph_padding', label: 'cuda_graph_padding', kind: 'bool', options: tri, optional: true, hint: 'sglang/trtllm; default on, trtllm off (uncaptured decode batches run eagerly)'},
       {path: '/engine/async_scheduling', label: 'async_scheduling', kind: 'bool', options: tri, optional: true, hint: 'vLLM async scheduling, TRT-LLM/SGLang overlap scheduler; default on unless pp > 1'},
       {path: '/engine/hybrid_kv_cache_manager', label: 'hybrid_kv_cache_manager', kind: 'bool', options: tri, optional: true, hint: 'sliding-window models; default on, off on P/D roles under vllm (KV connector); always off under sglang for gpt-oss'},
     ]},
