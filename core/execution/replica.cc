@@ -64,12 +64,14 @@ void Replica::admit(Simulator& sim, Request* r) {
   kick(sim);
 }
 
-std::int64_t Replica::booked_blocks() const {
+std::int64_t Replica::held_booked_blocks() const {
   std::int64_t held = 0;
   for (const Request* r : held_)
     held += std::max<std::int64_t>(0, scheduler_->whole_request_blocks(kv_, *r) - r->num_blocks);
-  return scheduler_->booked_blocks(kv_) + held;
+  return held;
 }
+
+std::int64_t Replica::booked_blocks() const { return scheduler_->booked_blocks(kv_) + held_booked_blocks(); }
 
 void Replica::release_held(Simulator& sim) {
   if (held_.empty()) return;
@@ -121,7 +123,7 @@ void Replica::start_iteration(Simulator& sim) {
   Batch& batch = f.batch;
   batch.clear();
   SchedulerLimits limits = base_limits_;
-  limits.held_booked_blocks = booked_blocks() - scheduler_->booked_blocks(kv_);
+  limits.held_booked_blocks = held_booked_blocks();
   for (auto& a : adapters_) a->before_schedule(limits);
   scheduler_->schedule(limits, kv_, batch);
   if (batch.items.empty()) {

@@ -99,6 +99,8 @@ class Replica : public EventHandler {
   void admit(Simulator& sim, Request* r);
   /// Async scheduling: hands the requests that arrived while a batch was in flight to the scheduler.
   void release_held(Simulator& sim);
+  /// Blocks the held requests' whole lengths still need (0 unless the scheduler books whole requests).
+  std::int64_t held_booked_blocks() const;
 
   int index_;
   int role_index_;
