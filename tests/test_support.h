@@ -7,6 +7,7 @@
 #include "core/api/session.h"
 #include "core/fidelity/batch_shape.h"
 #include "core/spec/deployment_spec.h"
+#include "core/spec/engine_options.h"
 #include "core/spec/gpu_spec.h"
 #include "core/spec/model_spec.h"
 #include "core/spec/resource_catalog.h"
@@ -28,6 +29,15 @@ ModelSpec bundled_model(const std::string& name);
 GpuSpec bundled_gpu(const std::string& name);
 /// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.
 nlohmann::json small_scenario();
+
+/// Engine options of `backend` with every other field at its default.
+inline EngineOptions engine_for(const std::string& backend) {
+  EngineOptions e;
+  e.backend = backend;
+  return e;
+}
+
+constexpr double kGiB = 1u << 30;
 
 /// Tensor parallelism `tp` over `dp` data-parallel attention groups, the FFN over all tp x dp GPUs, one stage.
 inline Parallelism tp_dp(int tp, int dp = 1) {

@@ -61,6 +61,7 @@ BackendConstants backend_constants(const std::string& backend) {
 // --------------------------------------------------------------------------------------------- loading
 
 namespace {
+
 std::int64_t piecewise_capture_max(const EngineOptions& e, const GpuSpec& g, const Parallelism& p) {
   // vLLM V1 alone captures piecewise graphs (everything but attention) for batches up to its largest size; SGLang's
   // and TRT-LLM's default configurations run every batch they have not captured eagerly.
@@ -68,9 +69,6 @@ std::int64_t piecewise_capture_max(const EngineOptions& e, const GpuSpec& g, con
   const CudaGraphPlan plan = cuda_graph_plan(e, g.memory_bytes, p.tp_attn * p.dp_attn);
   return plan.sizes.empty() ? 0 : plan.sizes.back();
 }
-}  // namespace
-
-namespace {
 
 // Parsed tables by (path, size, FNV-1a of the text): sessions of one process (sweeps, tests) parse each file once.
 // The key covers the content, so a changed file is parsed again; a hit returns an identical copy.

@@ -20,9 +20,7 @@ std::vector<std::int64_t> vllm_sizes(const EngineOptions& e) {
 }
 
 std::vector<std::int64_t> sglang_sizes(const EngineOptions& e, bool padding, double gpu_mem_bytes, int tp) {
-  const std::int64_t max = e.max_cudagraph_capture_size > 0 ? e.max_cudagraph_capture_size
-                           : gpu_mem_bytes > 0              ? sglang_default_cuda_graph_max_bs(gpu_mem_bytes, tp)
-                                                            : 512;
+  const std::int64_t max = sglang_cuda_graph_max_bs(e, gpu_mem_bytes, tp);
   std::vector<std::int64_t> v;
   if (!padding) {
     push_range(v, 1, max, 1);

@@ -17,8 +17,8 @@ struct CudaGraphPlan {
 ///  - vllm: 1, 2, 4, multiples of 8 to 256, of 16 above, up to min(max_cudagraph_capture_size or 512,
 ///    2 x max_num_seqs) (CompilationConfig); always padded.
 ///  - sglang: 1, 2, 4, 8, 12, multiples of 8 to 256, of 16 to 496, of 32 from 512, up to --cuda-graph-max-bs
-///    (max_cudagraph_capture_size, else sglang_default_cuda_graph_max_bs for `gpu_mem_bytes` and `tp`, the replica's
-///    GPUs; 0 bytes = unknown: 512); with padding off every size from 1 (ServerArgs._generate_cuda_graph_batch_sizes).
+///    (sglang_cuda_graph_max_bs for `gpu_mem_bytes` and `tp`, the replica's GPUs; 0 bytes = unknown); with padding off
+///    every size from 1 (ServerArgs._generate_cuda_graph_batch_sizes).
 ///  - trtllm: CudaGraphConfig._generate_cuda_graph_batch_sizes for max_batch_size = max_cudagraph_capture_size or 128:
 ///    with padding 1, 2, 4 and multiples of 8 to 128, without (TRT-LLM's default) 1-31, 32, 64, 128; then powers of
 ///    two from 256 below the maximum, and the maximum itself.

@@ -103,8 +103,12 @@ bool async_scheduling_on(const EngineOptions& o, int pp) {
 
 bool async_hides_host_time(const EngineOptions& o, int pp) { return o.backend == "vllm" && async_scheduling_on(o, pp); }
 
-int sglang_default_cuda_graph_max_bs(double gpu_mem_bytes, int tp) {
+int sglang_cuda_graph_max_bs(const EngineOptions& o, double gpu_mem_bytes, int tp) {
+  if (!o.cuda_graph_sizes.empty())
+    return static_cast<int>(*std::max_element(o.cuda_graph_sizes.begin(), o.cuda_graph_sizes.end()));
+  if (o.max_cudagraph_capture_size > 0) return static_cast<int>(o.max_cudagraph_capture_size);
   const double gib = gpu_mem_bytes / (1u << 30);
+  if (gpu_mem_bytes <= 0) return 512;
   if (gib < 20) return 8;
   if (gib < 35) return tp < 4 ? 24 : 80;
   if (gib < 60) return tp < 4 ? 32 : 160;
@@ -115,11 +119,7 @@ int sglang_default_cuda_graph_max_bs(double gpu_mem_bytes, int tp) {
 double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn) {
   const double gpu_mib = gpu_mem_bytes / (1u << 20);
   const double gib = 1024;  // MiB
-  int graph_bs = sglang_default_cuda_graph_max_bs(gpu_mem_bytes, tp);
-  if (!o.cuda_graph_sizes.empty())
-    graph_bs = static_cast<int>(*std::max_element(o.cuda_graph_sizes.begin(), o.cuda_graph_sizes.end()));
-  else if (o.max_cudagraph_capture_size > 0)
-    graph_bs = static_cast<int>(o.max_cudagraph_capture_size);
+  const int graph_bs = sglang_cuda_graph_max_bs(o, gpu_mem_bytes, tp);
   double reserved = 512 + 1.5 * std::max<double>(static_cast<double>(o.max_num_batched_tokens), 2048) + 2.0 * graph_bs +
                     tp * pp / 8.0 * gib;
   if (dp_attn > 1) {

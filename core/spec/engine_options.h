@@ -52,7 +52,7 @@ struct EngineOptions {
   std::vector<std::int64_t> cuda_graph_sizes;
   /// Largest default capture size: vLLM max_cudagraph_capture_size, SGLang --cuda-graph-max-bs, TRT-LLM
   /// cuda_graph_config.max_batch_size. 0 = the engine's default (vLLM 512, within 2 x max_num_seqs; SGLang by the GPU's
-  /// memory and TP, sglang_default_cuda_graph_max_bs; TRT-LLM 128).
+  /// memory and TP, sglang_cuda_graph_max_bs; TRT-LLM 128).
   std::int64_t max_cudagraph_capture_size = 0;
   /// Whether a decode batch between capture sizes is padded up to the next one and replayed (else it runs eagerly):
   /// TRT-LLM cuda_graph_config.enable_padding, SGLang's padding (--disable-cuda-graph-padding negates it). Unset = the
@@ -101,15 +101,16 @@ bool sglang_disables_hybrid_swa(const std::string& architecture);
 /// + 1.5 x max(chunked_prefill_size, 2048) (prefill activations) + 2 x cuda_graph_max_bs (graph buffers)
 /// + tp x pp / 8 x 1024, with data-parallel attention + 3 x cuda_graph_max_bs x dp (+ 1.5 x that again when
 /// cuda_graph_max_bs > 300), at least 10 GiB on GPUs above 60 GiB. chunked_prefill_size is max_num_batched_tokens;
-/// cuda_graph_max_bs the largest of cuda_graph_sizes, else SGLang's default for the GPU's memory (8 below 20 GiB; 24
-/// or 80 below 35 GiB, 32 or 160 below 60 GiB, 256 or 512 below 160 GiB for tp < 4 or more; 512 above).
+/// cuda_graph_max_bs is sglang_cuda_graph_max_bs.
 /// `gpu_mem_bytes`: the device's memory (SGLang reads nvidia-smi's memory.total, about 0.6% more than the
 /// torch total_memory the GPU profiles record on an H100).
 double sglang_default_mem_fraction_static(const EngineOptions& o, double gpu_mem_bytes, int tp, int pp, int dp_attn);
 
-/// SGLang's default --cuda-graph-max-bs for a GPU of `gpu_mem_bytes` and `tp` GPUs per replica (ServerArgs): 8 below
-/// 20 GiB; 24 or 80 below 35 GiB, 32 or 160 below 60 GiB, 256 or 512 below 160 GiB for tp < 4 or more; 512 above.
-int sglang_default_cuda_graph_max_bs(double gpu_mem_bytes, int tp);
+/// A role's SGLang --cuda-graph-max-bs: the largest of cuda_graph_sizes, else max_cudagraph_capture_size, else
+/// SGLang's default (ServerArgs) for a GPU of `gpu_mem_bytes` and `tp` GPUs per replica: 8 below 20 GiB; 24 or 80
+/// below 35 GiB, 32 or 160 below 60 GiB, 256 or 512 below 160 GiB for tp < 4 or more; 512 above, and 512 when the
+/// memory is unknown (0 bytes).
+int sglang_cuda_graph_max_bs(const EngineOptions& o, double gpu_mem_bytes, int tp);
 
 /// Bytes per element of a dtype name ("bfloat16" 2, "fp8" 1, "float32" 4).
 double dtype_bytes(const std::string& dtype);

@@ -171,12 +171,8 @@ TEST_CASE("a request held for a later batch keeps its TRT-LLM booking", "[execut
   // A decode replica under TRT-LLM's scheduler and overlap: b's KV lands while a's batch runs, so b waits for the
   // batch after the next. Its whole length stays booked meanwhile, or a KV pull or an admission could take the
   // blocks it will decode into.
-  EngineOptions e;
-  e.backend = "trtllm";
+  EngineOptions e = MidRunArrival::options(std::nullopt, "trtllm");  // eager, 64-token budget, no watermark
   e.scheduler = "trtllm";
-  e.enforce_eager = true;
-  e.block_size = 16;
-  e.kv_watermark = 0.0;
   FixedCost cost;
   Recorder obs;
   ClusterCounters counters;

@@ -7,23 +7,11 @@
 
 using namespace servesim;
 
-namespace {
-
-EngineOptions sglang() {
-  EngineOptions e;
-  e.backend = "sglang";
-  return e;
-}
-
-constexpr double kGiB = 1u << 30;
-
-}  // namespace
-
 TEST_CASE("SGLang's default mem_fraction_static reserves memory by chunk size, graph batch and parallel size",
           "[fidelity][memory][sglang]") {
   const GpuSpec h100 = test::bundled_gpu("H100-SXM");  // 81,090 MiB
   const GpuSpec a10g = test::bundled_gpu("A10G");      // 22,587 MiB
-  EngineOptions e = sglang();
+  EngineOptions e = test::engine_for("sglang");
   // H100, TP 1: 512 + 1.5 x 8192 + 2 x 256 + 1/8 x 1024 = 13,440 MiB; (81,090 - 13,440) / 81,090 = 0.83426.
   CHECK(sglang_default_mem_fraction_static(e, h100.memory_bytes, 1, 1, 1) == 0.834);
   // TP 8 captures graphs up to 512: 512 + 12,288 + 1,024 + 1,024 = 14,848 MiB -> 0.81689.
@@ -46,12 +34,12 @@ TEST_CASE("an SGLang role's KV pool is mem_fraction_static x the free memory bef
           "[fidelity][memory][sglang]") {
   const ModelSpec m = test::bundled_model("Qwen3-32B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
-  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), sglang());
+  const KvBudget b = compute_kv_budget(m, g, test::tp_dp(1), test::engine_for("sglang"));
   REQUIRE(b.error.empty());
   CHECK(b.accounting == "sglang");
   CHECK(b.memory_fraction == 0.834);
   // Free memory before loading: the device less a 0.5 GiB CUDA context (no communicators at TP 1).
-  const double total = g.memory_bytes - 0.5 * kGiB;
+  const double total = g.memory_bytes - 0.5 * test::kGiB;
   CHECK(b.usable_bytes == Approx(0.834 * total));
   CHECK(b.reserved_bytes == Approx(0.166 * total));
   CHECK(b.kv_bytes == Approx(0.834 * total - b.weights_bytes));
@@ -59,7 +47,7 @@ TEST_CASE("an SGLang role's KV pool is mem_fraction_static x the free memory bef
   // per token, so 1,178 blocks of 16 tokens.
   CHECK(b.kv_bytes_per_token == 262144.0);
   CHECK(b.num_gpu_blocks == static_cast<std::int64_t>(std::floor(b.kv_bytes / (262144.0 * 16))));
-  CHECK(b.kv_bytes / kGiB == Approx(4.60).margin(0.01));
+  CHECK(b.kv_bytes / test::kGiB == Approx(4.60).margin(0.01));
   CHECK(b.num_gpu_blocks == 1178);
   // The same engine under vLLM's accounting (0.9 x device - weights - activations - overhead) keeps more.
   EngineOptions v;
@@ -73,13 +61,13 @@ TEST_CASE("an explicit gpu_memory_utilization is SGLang's --mem-fraction-static 
           "[fidelity][memory][sglang]") {
   const ModelSpec m = test::bundled_model("Qwen3-32B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
-  EngineOptions e = sglang();
+  EngineOptions e = test::engine_for("sglang");
   e.gpu_memory_utilization = 0.8;
   const KvBudget b = compute_kv_budget(m, g, test::tp_dp(2), e);
   REQUIRE(b.error.empty());
   CHECK(b.memory_fraction == 0.8);
   // One NCCL communicator (0.3 GiB) and the custom all-reduce buffers (32 MiB) exist before SGLang's snapshot.
-  const double total = g.memory_bytes - 0.5 * kGiB - 0.3 * kGiB - 32.0 * (1u << 20);
+  const double total = g.memory_bytes - 0.5 * test::kGiB - 0.3 * test::kGiB - 32.0 * (1u << 20);
   CHECK(b.kv_bytes == Approx(0.8 * total - b.weights_bytes));
   // Too small a share for the weights is an error naming SGLang's option.
   e.gpu_memory_utilization = 0.3;
@@ -102,24 +90,24 @@ TEST_CASE("an F replica's room for weights follows its engine's accounting and t
   EngineOptions vllm;
   vllm.gpu_memory_utilization = 0.8;
   CHECK(ffn_weight_capacity_bytes(g, p, vllm) == Approx(0.8 * g.memory_bytes));
-  EngineOptions s = sglang();
+  EngineOptions s = test::engine_for("sglang");
   s.gpu_memory_utilization = 0.8;
-  const double comm = 0.3 * kGiB + 32.0 * (1u << 20);
-  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB - comm)));
+  const double comm = 0.3 * test::kGiB + 32.0 * (1u << 20);
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * test::kGiB - comm)));
   // The same arithmetic as an SGLang KV budget with the same group (its usable_bytes).
   const KvBudget b = compute_kv_budget(test::bundled_model("Qwen3-32B"), g, test::tp_dp(8), s);
   CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(b.usable_bytes));
   // A pipeline group adds its own communicator; a lone rank has none.
   p.pp = 2;
-  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB - comm - 0.3 * kGiB)));
+  CHECK(ffn_weight_capacity_bytes(g, p, s) ==
+        Approx(0.8 * (g.memory_bytes - 0.5 * test::kGiB - comm - 0.3 * test::kGiB)));
   p = Parallelism{};
-  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * kGiB)));
+  CHECK(ffn_weight_capacity_bytes(g, p, s) == Approx(0.8 * (g.memory_bytes - 0.5 * test::kGiB)));
 }
 
 TEST_CASE("an SGLang default fraction left at or below zero by a huge graph size is an error naming the cause",
           "[fidelity][memory][sglang]") {
-  EngineOptions e;
-  e.backend = "sglang";
+  EngineOptions e = test::engine_for("sglang");
   e.max_cudagraph_capture_size = 65536;  // 2 MiB of reserve per graph batch: 128 GiB
   const KvBudget b = compute_kv_budget(test::bundled_model("Llama-3.1-8B"), test::bundled_gpu("H100-SXM"),
                                        test::tp_dp(1), e, MemoryConstants{});

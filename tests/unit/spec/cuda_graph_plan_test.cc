@@ -6,16 +6,17 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "tests/test_support.h"
+
 using namespace servesim;
 
 namespace {
 EngineOptions engine(const char* backend, int max_num_seqs = 256) {
-  EngineOptions e;
-  e.backend = backend;
+  EngineOptions e = test::engine_for(backend);
   e.max_num_seqs = max_num_seqs;
   return e;
 }
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+using test::kGiB;
 }  // namespace
 
 TEST_CASE("vLLM's default capture sizes are 1, 2, 4, multiples of 8 to 256, then of 16, within 2 x max_num_seqs",
