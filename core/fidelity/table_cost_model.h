@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/fidelity/attention_model.h"
+#include "core/fidelity/backend_constants.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/cost_model.h"
 #include "core/fidelity/deepep_table.h"
@@ -32,6 +33,7 @@
 #include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
+#include "core/fidelity/profile_tables.h"
 #include "core/fidelity/roofline_cost_model.h"
 #include "core/fidelity/table_transfer.h"
 #include "core/sim/rng.h"
@@ -43,99 +45,10 @@ namespace servesim {
 
 class ResourceCatalog;
 
-/// Per-backend CPU and launch constants (calibrated; see docs/validation.md and scripts/validate_e2e.py).
-struct BackendConstants {
-  double cpu_iteration_us = 0;    ///< fixed per-iteration host time: schedule, prepare inputs, sample, update
-  double cpu_per_request_us = 0;  ///< per scheduled request (input preparation, output processing)
-  double cpu_per_token_us = 0;    ///< per scheduled token (input tensors, positions, slot mapping)
-  double launch_us = 0;           ///< host time to launch one kernel outside a CUDA graph
-  int kernels_per_layer = 12;     ///< eager launches per layer: qkv, rope, attn, o, 2 norms, gate_up, act, down,
-                                  ///< 2 all-reduces, residual add
-};
-
-/// The constants for a backend name ("vllm", "trtllm", "sglang").
-BackendConstants backend_constants(const std::string& backend);
-
-/// Measured tables of one GPU and backend, loaded through the resource catalog.
-struct ProfileTables {
-  std::string gpu, backend;       ///< folder names ("H100-SXM", "vllm")
-  std::string table_backend;      ///< backend whose tables were found ("vllm" for sglang)
-  std::string backend_version;
-  OpTable gemm, context_attention, generation_attention, moe, custom_allreduce, nccl;
-  OpTable mla_context, mla_generation;  ///< MLA module tables (loaded for MLA models only)
-  OpTable deepep_ll, deepep_normal;     ///< SGLang DeepEP all-to-all (sglang backend, MoE models; H100-SXM only)
-  /// Sliding-window attention grids, key + window (loaded for models with sliding layers only).
-  OpTable context_attention_window, generation_attention_window;
-  std::string validation_json;    ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
-  /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
-  std::string transferred_to;
-  TransferRule transfer_rule = TransferRule::kOtherArchitecture;  ///< how they were moved (when transferred_to is set)
-  /// Set when the DeepEP tables are another GPU's moved to this one (the GPU has no SGLang DeepEP measurements).
-  std::string deepep_from;
-  /// Grids the moved tables lack (a weight format, a KV-cache format or head size, a window table) taken from the
-  /// next nearest GPUs with tables, moved to the same datasheet (supplement_role_tables).
-  struct Supplement {
-    std::string from;                 ///< the GPU whose grids were added
-    TransferRule rule = TransferRule::kOtherArchitecture;  ///< the rule they were moved by
-    std::vector<std::string> tables;  ///< table names (table_names()) that received grids
-  };
-  std::vector<Supplement> supplements;
-  bool any() const { return !gemm.empty() || !context_attention.empty() || !generation_attention.empty(); }
-  /// Every table, in a fixed order (those not loaded are empty).
-  std::array<OpTable*, 12> tables() { return table_list<OpTable>(*this); }
-  std::array<const OpTable*, 12> tables() const { return table_list<const OpTable>(*this); }
-  /// The file stem of each entry of tables(), in the same order ("gemm", "context_attention", ...).
-  static const std::array<const char*, 12>& table_names();
-  /// The table of that name, or nullptr.
-  OpTable* table(const std::string& name);
-
- private:
-  template <class T, class Self>
-  static std::array<T*, 12> table_list(Self& s) {
-    return {&s.gemm,      &s.context_attention, &s.generation_attention,     &s.moe,
-            &s.custom_allreduce, &s.nccl,      &s.mla_context,              &s.mla_generation,
-            &s.deepep_ll, &s.deepep_normal,     &s.context_attention_window, &s.generation_attention_window};
-  }
-};
-
-/// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables, plus its own DeepEP tables for MoE
-/// models); errors only for corrupt files.
-bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
-                         const ModelSpec& model, ProfileTables& out, std::string& error);
-
-/// The tables that price a role on `gpu`: its own; for a GPU without tables (or one naming `tables_from`) the tables of
-/// the nearest GPU with them (nearest_table_gpu), moved to `gpu`'s datasheet (table_transfer.h). Empty when no GPU
-/// has tables (datasheet curves). `deepep` (SGLang's --moe-a2a-backend deepep): a GPU whose tables have no DeepEP
-/// measurements gets the nearest measured GPU's, moved likewise (deepep_from). Errors only for corrupt files.
-bool load_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
-                      const ModelSpec& model, bool deepep, ProfileTables& out, std::string& error);
-
-/// For moved tables (`t.transferred_to` set) that lack some of `lacking` (table names a role needs but finds no
-/// grid of, TableCostModel::tables_lacking): the grids of keys `t` does not have, from the first GPU after the one
-/// they came from (table_gpus_by_distance) that has any, moved to `gpu`'s datasheet by that pair's rule; recorded
-/// in `t.supplements`. False when nothing was added. Errors only for corrupt files.
-bool supplement_role_tables(const ResourceCatalog& catalog, const GpuSpec& gpu, const std::string& backend,
-                            const ModelSpec& model, const std::vector<std::string>& lacking,
-                            std::vector<std::string>& tried, ProfileTables& t, std::string& error);
-
 /// DeepEP's measured configuration (profiles/<gpu>/sglang/deepep_*.json): one collective over the 8 GPUs of an
 /// H100 node, normal mode at SGLang's default 20 SMs (DeepEP Buffer.num_sms, unless --deepep-config changes it).
 constexpr int kDeepEpMeasuredRanks = 8;
 constexpr std::int64_t kDeepEpNormalSms = 20;
-
-/// Datasheet efficiency curves (profiles/datasheet/efficiency.json): achieved share of the roofline per family
-/// against log2 of a size feature, fitted on the GPUs with tables.
-struct EfficiencyCurves {
-  LogCurve gemm_bf16, gemm_fp8;   ///< x = tokens m; y = measured / roofline time
-  LogCurve attn_prefill, attn_decode;  ///< x = tokens (prefill: b*isl; decode: b*kv_len)
-  LogCurve moe;                   ///< x = tokens
-  LogCurve all_reduce;            ///< x = bytes
-  /// Measured sliding-window prefill time over full-attention prefill time of the same uniform batch (vLLM,
-  /// H100/H200 window-128 grids), x = prompt length / window; empty when the file lacks it.
-  LogCurve attn_prefill_window;
-  bool ok = false;
-};
-bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out);
 
 /// Table-driven pricing for one role.
 class TableCostModel : public CostModel {
