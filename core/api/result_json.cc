@@ -127,6 +127,13 @@ OJson role_json(const RoleCluster& rc) {
     const auto err = OJson::parse(rep.measured_error_json, nullptr, false);
     if (!err.is_discarded()) fid["measured_error"] = err;
   }
+  if (rep.host.known)
+    fid["host"] = {{"source", rep.host.source},
+                   {"iteration_us", rep.host.iteration_us},
+                   {"per_request_us", rep.host.per_request_us},
+                   {"per_token_us", rep.host.per_token_us},
+                   {"launch_us", rep.host.launch_us},
+                   {"hidden_under_gpu", rep.host.hidden_under_gpu}};
   OJson lookups = OJson::object();
   for (std::size_t i = 0; i < rep.families.size(); ++i)
     lookups[rep.families[i]] = {{"lookups", rep.lookups[i]}, {"extrapolated", rep.extrapolated[i]}};

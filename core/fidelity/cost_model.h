@@ -73,6 +73,13 @@ struct FidelityReport {
   };
   std::vector<Supplement> supplements;
   std::string measured_error_json;  ///< JSON object from the profile's validation.json, empty if none
+  /// The per-step host constants the role runs with (the backend's calibrated ones, or engine.host overrides).
+  struct Host {
+    bool known = false;  ///< false for models that report none (the plain roofline)
+    std::string source;  ///< "calibrated (<backend>)" or "engine.host" when the scenario overrides any
+    double iteration_us = 0, per_request_us = 0, per_token_us = 0, launch_us = 0;
+    bool hidden_under_gpu = false;  ///< only host time beyond the step's GPU time shows (vLLM async scheduling)
+  } host;
   std::vector<std::string> families;  ///< op families with lookups, in OpFamily order
   std::vector<std::int64_t> lookups, extrapolated;  ///< per entry of `families`
 };

@@ -894,6 +894,15 @@ FidelityReport TableCostModel::report() const {
     r.profile = "datasheet";
   }
   r.measured_error_json = t_.validation_json;
+  r.host.known = true;
+  const EngineOptions::Host& o = e_.host;
+  const bool overridden = o.iteration_us >= 0 || o.per_request_us >= 0 || o.per_token_us >= 0 || o.launch_us >= 0;
+  r.host.source = overridden ? "engine.host" : "calibrated (" + e_.backend + ")";
+  r.host.iteration_us = k_.cpu_iteration_us;
+  r.host.per_request_us = k_.cpu_per_request_us;
+  r.host.per_token_us = k_.cpu_per_token_us;
+  r.host.launch_us = k_.launch_us;
+  r.host.hidden_under_gpu = async_host_;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
     if (lookups_[f] == 0) continue;
     r.families.push_back(op_family_name(static_cast<OpFamily>(f)));

@@ -19,6 +19,9 @@ test('the default preset fetches its own GPU\'s profiles only', async () => {
   const profiles = browser.served.map(([p]) => p).filter((p) => p.startsWith('assets/profiles/'));
   assert.ok(profiles.includes('assets/profiles/H100-SXM/vllm/gemm.json'), profiles.join(', '));
   assert.ok(!profiles.some((p) => /H200|A100|trtllm|mooncake/.test(p)), profiles.join(', '));
+  // The host time the role ran with is named with its source, as the result's fidelity.host carries it.
+  const host = await page.$eval('.role-fidelity .host-line', (x) => x.textContent);
+  assert.match(host, /^host: \d+(\.\d)? us per step \+ \d+(\.\d)? us per request \(calibrated \(vllm\)\); /);
   await page.close();
 });
 

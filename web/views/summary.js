@@ -141,13 +141,24 @@ function fidelity(f) {
     if (!bySource.has(src)) bySource.set(src, []);
     bySource.get(src).push(op);
   }
-  const extra = Object.entries(f).filter(([k]) => k !== 'model' && k !== 'sources');
+  const extra = Object.entries(f).filter(([k]) => k !== 'model' && k !== 'sources' && k !== 'host');
   return h('div', {class: 'fidelity'},
     h('div', {}, h('span', {class: 'badge', text: 'pricing'}), ` ${f.model ?? ''}`),
     h('ul', {}, [...bySource].map(([src, ops]) => h('li', {}, h('span', {class: 'mono', text: src}), `: ${ops.join(', ')}`))),
+    hostLine(f.host),
     extra.length ? h('div', {class: 'fidelity-error'}, extra.map(([k, v]) =>
       h('div', {}, h('span', {class: 'mono', text: k}), `: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)))
       : h('div', {class: 'muted', text: 'No measured error figure for this profile yet.'}));
+}
+
+/** The engine's host time per step as the role ran it (fidelity.host: calibrated constants or engine.host). */
+function hostLine(host) {
+  if (!host) return null;
+  const perToken = host.per_token_us ? ` + ${fmt(host.per_token_us, 1)} us per token` : '';
+  return h('div', {class: 'host-line'}, h('span', {class: 'mono', text: 'host'}),
+    `: ${fmt(host.iteration_us, 1)} us per step + ${fmt(host.per_request_us, 1)} us per request${perToken}` +
+    ` (${host.source}); ${host.hidden_under_gpu ? 'hidden under the GPU time (async scheduling)' : 'added to each step'}` +
+    ` · eager launch ${fmt(host.launch_us, 1)} us per kernel`);
 }
 
 function failures(result) {

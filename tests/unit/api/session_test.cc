@@ -61,9 +61,9 @@ TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
   // When such a change is intended, rerun this test and update the value in the same commit, saying why.
   const std::string text = test::run_scenario_text(test::small_scenario().dump());
   INFO("result hash is " << fnv1a64(text));
-  CHECK(fnv1a64(text) == 0x24600040a47f6e9eULL);  // 2621095260767350430 (re-pinned: the result quotes
-  // profiles/H100-SXM/vllm/validation.json, whose SGLang disagg figures moved when SGLang's overlap schedule began
-  // to form steps ahead; this vLLM scenario's simulation is unchanged; previous pin 0x45a56633b91279e8)
+  CHECK(fnv1a64(text) == 0x2e5933e14539977dULL);  // 3339757641293993853 (re-pinned: each role's fidelity now
+  // reports the host constants it ran with, fidelity.host; the simulation is unchanged; previous pin
+  // 0x24600040a47f6e9e)
 }
 
 TEST_CASE("cancel mid-run reports status cancelled with the unfinished requests failed", "[api][session]") {

@@ -50,6 +50,27 @@ TEST_CASE("GPUs with tables price GEMMs, attention, all-reduce and the LM head f
   CHECK_THAT(c->describe(), Catch::Contains("measured tables H100-SXM/vllm"));
 }
 
+TEST_CASE("the report names the host constants a role runs with and where they came from", "[fidelity][table]") {
+  const BackendConstants vllm = backend_constants("vllm");
+  const FidelityReport calibrated = model_for("Qwen3-32B", "H100-SXM", 4)->report();
+  REQUIRE(calibrated.host.known);
+  CHECK(calibrated.host.source == "calibrated (vllm)");
+  CHECK(calibrated.host.iteration_us == vllm.cpu_iteration_us);
+  CHECK(calibrated.host.per_request_us == vllm.cpu_per_request_us);
+  CHECK(calibrated.host.launch_us == vllm.launch_us);
+  CHECK(calibrated.host.hidden_under_gpu);  // vLLM's async scheduling, on by default at pp 1
+
+  EngineOptions e;
+  e.backend = "trtllm";
+  e.host.per_request_us = 7.5;
+  e.async_scheduling = true;
+  const FidelityReport overridden = model_for("Qwen3-32B", "H100-SXM", 4, e)->report();
+  CHECK(overridden.host.source == "engine.host");
+  CHECK(overridden.host.per_request_us == 7.5);
+  CHECK(overridden.host.iteration_us == backend_constants("trtllm").cpu_iteration_us);
+  CHECK_FALSE(overridden.host.hidden_under_gpu);  // only vLLM's constants hide under the GPU
+}
+
 TEST_CASE("the table model's GEMM equals the measurement at a measured shape", "[fidelity][table]") {
   auto text = test::catalog().load_text("H100-SXM/vllm", "gemm.json");
   REQUIRE(text);
