@@ -17,4 +17,5 @@ struct BackendConstants {
 
 /// The constants for a backend name ("vllm", "trtllm", "sglang").
 BackendConstants backend_constants(const std::string& backend);
+
 }  // namespace servesim

@@ -90,6 +90,9 @@ struct EfficiencyCurves {
   LogCurve attn_prefill_window;
   bool ok = false;
 };
+
+/// Reads profiles/datasheet/efficiency.json; false (and `out.ok` false) when it is absent or lacks a required curve
+/// (the moe and window curves are optional).
 bool load_efficiency_curves(const ResourceCatalog& catalog, EfficiencyCurves& out);
 
 }  // namespace servesim
