@@ -32,6 +32,7 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
       observer_(observer) {
   base_limits_.token_budget = engine.max_num_batched_tokens;
   base_limits_.max_num_seqs = engine.max_num_seqs;
+  base_limits_.max_prefill_tokens = engine.max_prefill_tokens;
   SchedulerKind kind;
   SERVESIM_CHECK(scheduler_from_string(engine.scheduler, kind), "unknown scheduler passed validation");
   scheduler_ = make_scheduler(kind, counters);

@@ -16,6 +16,7 @@ struct SchedulerLimits {
   int max_num_seqs = 256;
   bool allow_chunking = false;       ///< set by the chunked-prefill adapter
   std::int64_t long_prefill_token_threshold = 0;
+  std::int64_t max_prefill_tokens = 0;  ///< SGLang --max-prefill-tokens (sglang scheduler; 0 = unbounded)
   /// KV blocks booked by requests the replica holds for a later batch (async scheduling: a request whose KV
   /// arrived during a step); a booking scheduler keeps them out of its admissions (Replica::booked_blocks).
   std::int64_t held_booked_blocks = 0;

@@ -1,6 +1,8 @@
 #include "core/execution/sglang_scheduler.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "core/sim/check.h"
 
@@ -30,6 +32,9 @@ double SglangScheduler::unbooked_tokens(const KvBlockManager& kv, double pool_to
 
 bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManager& kv, Batch& out) {
   std::int64_t budget = lim.token_budget;
+  // --max-prefill-tokens (PrefillAdder's rem_input_tokens): every prompt chunk in the batch takes from it.
+  std::int64_t input_left =
+      lim.max_prefill_tokens > 0 ? lim.max_prefill_tokens : std::numeric_limits<std::int64_t>::max();
   auto chunk = [&](const Request& r) { return prefill_chunk(r, lim, budget); };
   // 1. A chunked prompt admitted earlier continues first (SGLang keeps it as the batch's chunked request).
   for (Request* r : running_) {
@@ -39,6 +44,7 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
     if (!kv.allocate(*r, r->num_computed + n, false)) break;
     out.items.push_back({r, static_cast<std::int32_t>(n), true});
     budget -= n;
+    input_left -= n;
   }
   // 2. Waiting requests, FCFS, under the running cap and while their prompt and whole output fit what the running
   // requests have not booked; the last may be chunked. Requests whose KV came from a prefill role join the running
@@ -55,11 +61,15 @@ bool SglangScheduler::schedule_prefill(const SchedulerLimits& lim, KvBlockManage
       if (budget <= 0) break;
       const std::int64_t whole = r->num_tokens() - r->num_computed;
       if (!lim.allow_chunking && whole > budget) break;
+      // SGLang 0.5's add_one_req: a batch's first prompt always goes in; a further one only while its prompt is
+      // below the max_prefill_tokens left (so none once nothing is left).
+      if (!out.items.empty() && whole >= input_left) break;
       const double booking = static_cast<double>(whole) + output_to_book(*r, pool_tokens);
       if (booking >= unbooked) break;  // SGLang's NO_TOKEN: admission stops (FCFS)
       n = chunk(*r);
       if (!kv.allocate(*r, r->num_computed + n, true)) break;  // no memory: admission stops (FCFS)
       unbooked -= booking;
+      input_left -= n;
     }
     it = waiting_.erase(it);
     mark_running(r);

@@ -2,10 +2,12 @@
 /// SGLang's default scheduler (prefill-first, no mixed chunks): whenever prompts are waiting, the next step is a
 /// prefill batch of them alone, up to the chunked-prefill token budget (--chunked-prefill-size), and the running
 /// decodes pause; only a step with no prefill work decodes every running request, one token each. A prompt
-/// longer than what is left of the budget is chunked and continues first in the next prefill batch. When KV
-/// blocks run out during a decode step the newest running request is retracted (freed, recomputed later), as
-/// SGLang's retract_decode does. In a closed loop this keeps clients in waves: a wave's prompts are prefilled
-/// together while everyone else waits, so TTFT includes the whole wave's prefill.
+/// longer than what is left of the budget is chunked and continues first in the next prefill batch. A prefill
+/// batch also stops at --max-prefill-tokens (engine.max_prefill_tokens, SGLang's default 16384) as SGLang 0.5's
+/// PrefillAdder counts it: the first prompt always goes in, a further one only while its prompt is below what is
+/// left of it. When KV blocks run out during a decode step the newest running request is retracted (freed,
+/// recomputed later), as SGLang's retract_decode does. In a closed loop this keeps clients in waves: a wave's prompts
+/// are prefilled together while everyone else waits, so TTFT includes the whole wave's prefill.
 ///
 /// Admission books memory ahead as SGLang's PrefillAdder does: every running request books its remaining output
 /// tokens times new_token_ratio, and a waiting request is admitted only while its prompt plus its whole output

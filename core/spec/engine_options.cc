@@ -22,6 +22,7 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
   // Unset, chunking follows the backend (as the block size below does).
   if (!o.enable_chunked_prefill_set) o.enable_chunked_prefill = o.backend != "trtllm";
   r.get_int("long_prefill_token_threshold", o.long_prefill_token_threshold, 0, 1 << 22);
+  const bool max_prefill_set = r.get_int("max_prefill_tokens", o.max_prefill_tokens, 1, 1 << 22);
   std::int64_t bs = o.block_size;
   if (const Json* v = r.raw("block_size")) {
     const bool pow2 = v->is_number_integer() && v->get<std::int64_t>() >= 1 && v->get<std::int64_t>() <= 256 &&
@@ -74,6 +75,10 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
                "is vLLM's per-request chunk cap; scheduler \"trtllm\" chunks prompts first come first served under "
                "max_num_batched_tokens only, got " +
                    std::to_string(o.long_prefill_token_threshold));
+  if (max_prefill_set && o.scheduler != "sglang" && r.valid())
+    errors.add(r.path("max_prefill_tokens"),
+               "is SGLang's --max-prefill-tokens, read by scheduler \"sglang\" only; scheduler \"" + o.scheduler +
+                   "\" bounds a step's prompt tokens by max_num_batched_tokens");
   if (o.max_num_batched_tokens < o.max_num_seqs && r.valid())
     errors.add(r.path("max_num_batched_tokens"),
                "must be at least max_num_seqs (" + std::to_string(o.max_num_seqs) + "), got " +

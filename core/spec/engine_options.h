@@ -20,6 +20,10 @@ struct EngineOptions {
   bool enable_chunked_prefill = true;
   bool enable_chunked_prefill_set = false;        ///< enable_chunked_prefill was given (else it follows the backend)
   std::int64_t long_prefill_token_threshold = 0;  ///< cap on one request's prefill chunk (0 = budget only)
+  /// SGLang --max-prefill-tokens: the new prompt tokens one prefill batch may take. SGLang's PrefillAdder always
+  /// admits a batch's first prompt; a further one only while its prompt is below what is left, and none once
+  /// nothing is left. Read by the `sglang` scheduler only (refused under the others); SGLang's default 16384.
+  std::int64_t max_prefill_tokens = 16384;
   /// KV-cache block in tokens (SGLang --page-size, TRT-LLM kv_cache_config.tokens_per_block). Unset = 16, or 32
   /// for backend trtllm (TRT-LLM's default tokens_per_block).
   int block_size = 16;

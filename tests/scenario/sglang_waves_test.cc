@@ -64,3 +64,23 @@ TEST_CASE("the trtllm scheduler refuses vLLM's per-request chunk cap naming the 
   CHECK(r["summary"]["completed"] == 32);
   CHECK(r["deployment"]["roles"][0]["scheduler"] == "trtllm");
 }
+
+TEST_CASE("max_prefill_tokens is SGLang's and refused under other schedulers naming the field",
+          "[scenario][scheduler]") {
+  for (const char* scheduler : {"vllm_v1", "trtllm"}) {
+    auto s = closed_loop(scheduler);
+    s["engine"]["max_prefill_tokens"] = 2524;
+    Errors errors;
+    auto session = Session::create(s.dump(), test::profiles_loader(), errors);
+    CHECK(session == nullptr);
+    CHECK(errors.joined().find("/engine/max_prefill_tokens") != std::string::npos);
+  }
+  // Under sglang a bound of one prompt's worth splits each wave's prefill into one batch per prompt (the 2048-token
+  // budget alone takes two): a wave's first prompt no longer shares its step, so the mean TTFT falls.
+  auto bounded = closed_loop("sglang");
+  bounded["engine"]["max_prefill_tokens"] = 1024;
+  const auto r = test::run_scenario(bounded.dump());
+  REQUIRE(r["summary"]["completed"] == 32);
+  const auto whole = test::run_scenario(closed_loop("sglang").dump());
+  CHECK(r["summary"]["mean_ttft_ms"].get<double>() < whole["summary"]["mean_ttft_ms"].get<double>());
+}

@@ -100,6 +100,7 @@ export function fieldGroups(catalog) {
     {title: 'Engine (vLLM names, SGLang in brackets)', path: '/engine', fields: [
       {path: '/engine/max_num_seqs', label: 'max_num_seqs', kind: 'number', hint: '--max-running-requests', placeholder: '256'},
       {path: '/engine/max_num_batched_tokens', label: 'max_num_batched_tokens', kind: 'number', hint: '--chunked-prefill-size', placeholder: '8192'},
+      {path: '/engine/max_prefill_tokens', label: 'max_prefill_tokens', kind: 'number', hint: '--max-prefill-tokens; scheduler sglang only', placeholder: '16384', when: (d) => (d.engine || {}).scheduler === 'sglang'},
       {path: '/engine/enable_chunked_prefill', label: 'enable_chunked_prefill', kind: 'bool', options: tri, optional: true, hint: 'default on; trtllm off (longer prompts refused)'},
       {path: '/engine/block_size', label: 'block_size', kind: 'number', hint: '--page-size; trtllm default 32', placeholder: '16'},
       {path: '/engine/gpu_memory_utilization', label: 'gpu_memory_utilization', kind: 'number', hint: 'vLLM --gpu-memory-utilization, SGLang --mem-fraction-static; unset: 0.9, SGLang its own formula', placeholder: 'engine default'},

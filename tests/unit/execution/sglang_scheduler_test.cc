@@ -90,6 +90,58 @@ TEST_CASE("sglang scheduler: without chunking a prompt that does not fit the bud
   CHECK(s.num_waiting() == 1);
 }
 
+TEST_CASE("sglang scheduler: max_prefill_tokens bounds a prefill batch as SGLang 0.5's PrefillAdder counts it",
+          "[execution][scheduler]") {
+  ClusterCounters counters;
+  SglangScheduler s(&counters);
+  KvBlockManager kv(1000, 16, 0.0);
+  // AIConfigurator's rule for isl 1024: --max-prefill-tokens 1024 + 1500. The first prompt leaves 1500, the second
+  // (1024 < 1500) leaves 476, the third (1024 >= 476) waits for the next prefill batch.
+  Request a = make_request(0, 1024), b = make_request(1, 1024), c = make_request(2, 1024);
+  s.add(&a);
+  s.add(&b);
+  s.add(&c);
+  SchedulerLimits lim = limits(8192, 16, true);
+  lim.max_prefill_tokens = 2524;
+  Batch batch;
+  s.schedule(lim, kv, batch);
+  REQUIRE(batch.items.size() == 2);
+  CHECK(batch.items[0].req == &a);
+  CHECK(batch.items[1].req == &b);
+  CHECK(s.num_waiting() == 1);
+  complete(batch);
+  batch.clear();
+  // c goes next, alone; a and b pause (prefill-first).
+  s.schedule(lim, kv, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &c);
+  complete(batch);
+  batch.clear();
+
+  // A batch's first prompt always goes in, whatever its length; nothing follows once the bound is spent.
+  SglangScheduler s2(&counters);
+  KvBlockManager kv2(1000, 16, 0.0);
+  Request d = make_request(3, 3000), e = make_request(4, 8);
+  s2.add(&d);
+  s2.add(&e);
+  s2.schedule(lim, kv2, batch);
+  REQUIRE(batch.items.size() == 1);
+  CHECK(batch.items[0].req == &d);
+  CHECK(batch.items[0].num_tokens == 3000);
+  CHECK(s2.num_waiting() == 1);
+  batch.clear();
+
+  // Without the bound (0) the token budget alone decides: all three 1024-token prompts in one batch.
+  SglangScheduler s3(&counters);
+  KvBlockManager kv3(1000, 16, 0.0);
+  Request f = make_request(5, 1024), g = make_request(6, 1024), h = make_request(7, 1024);
+  s3.add(&f);
+  s3.add(&g);
+  s3.add(&h);
+  s3.schedule(limits(8192, 16, true), kv3, batch);
+  CHECK(batch.items.size() == 3);
+}
+
 TEST_CASE("sglang scheduler: the running cap bounds admissions", "[execution][scheduler]") {
   ClusterCounters counters;
   SglangScheduler s(&counters);
