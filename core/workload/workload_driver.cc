@@ -75,12 +75,15 @@ void WorkloadDriver::pump(Simulator& sim) {
 
 void WorkloadDriver::on_request_done(Simulator& sim, const Request&) {
   const double think = spec_.arrival.process == ArrivalSpec::Process::kClosedLoop ? spec_.arrival.think_time_ms : 0;
-  if (think > 0) {
-    sim.schedule_in(from_ms(think), this, kSlotFree);
+  if (cap_ == 0) {  // no client waits on this slot
+    --in_flight_;
+    pump(sim);
     return;
   }
-  --in_flight_;
-  pump(sim);
+  // The slot frees as an event, even with no think time: a client learns of its response only after the engine has
+  // sent it, and every engine forms its next batch right after sending a step's outputs, so a follow-up request
+  // cannot join the batch formed at its predecessor's completion (the replica forms it in this same call).
+  sim.schedule_in(from_ms(std::max(0.0, think)), this, kSlotFree);
 }
 
 void WorkloadDriver::on_event(Simulator& sim, const Event& ev) {
