@@ -191,8 +191,15 @@ def replace_section(path, tag, body):
         text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    with open(path, "w") as f:
+    write_atomic(path, text)
+
+
+def write_atomic(path, text):
+    """Writes through a temporary file and a rename, so an interrupted run leaves the old report whole."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
         f.write(text)
+    os.replace(tmp, path)
 
 
 def update_validation_json(table_backend, group, full):
@@ -205,9 +212,7 @@ def update_validation_json(table_backend, group, full):
     s = full["summary"]
     summ.setdefault("e2e_median_abs_pct", {})[group] = {"rows": s["n"], "ttft": s["ttft_median_abs_pct"],
                                                         "tpot": s["tpot_median_abs_pct"]}
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 # The datasheet path end to end (--datasheet): the rows priced as if H100 had no tables of its own, from another
@@ -287,9 +292,7 @@ def datasheet_e2e(args, expressible, tmp):
     path = os.path.join(ROOT, "profiles", "datasheet", "validation.json")
     doc = json.load(open(path)) if os.path.exists(path) else {}
     doc.setdefault("summary", {})["e2e_median_abs_pct"] = by_rule
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print("\n".join(lines))
 
 

@@ -46,9 +46,8 @@ def load_json(path, default=None):
 
 
 def write_json(path, doc):
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    from validate_e2e import write_atomic  # noqa: E402
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 def pct(v, q):
