@@ -12,7 +12,8 @@ Usage (from the repository root, after building):
                                                     # moved above its recorded figures by more than the margin
                                                     # (used by ctest)
 Options: --cli PATH (default build/native/servesim), --data DIR (default ../shared/data), --jobs N (2),
---backend vllm|trtllm|sglang|all (default all), --limit N (first N rows per group, quick look), --model SUBSTR
+--backend vllm|trtllm|sglang|all (default all; one backend updates its validation.json groups but not
+docs/validation.md, which holds all of them), --limit N (first N rows per group, quick look; writes nothing), --model SUBSTR
 (only rows whose model_path contains SUBSTR, case-insensitive; prints per-model errors and the worst rows and writes
 neither docs/validation.md nor validation.json).
 
@@ -538,8 +539,14 @@ def main():
         s = sims[r["id"]]
         lines.append("| %s | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %+.0f%% |" % (
             r["id"], s[0], float(r["silicon_ttft_ms"]), et * 100, s[1], float(r["silicon_tpot_ms"]), ep * 100))
-    replace_section(DOC, "e2e", "\n".join(lines))
-    for b in backends:
+    # The report holds every backend's groups: a run of one backend, or of the first rows only (--limit), would replace
+    # it with a part. validation.json takes each replayed backend's groups unless --limit cut them short.
+    if args.backend == "all" and not args.limit:
+        replace_section(DOC, "e2e", "\n".join(lines))
+    else:
+        print("partial run (--backend %s%s): docs/validation.md not written" % (
+            args.backend, ", --limit %d" % args.limit if args.limit else ""), file=sys.stderr)
+    for b in backends if not args.limit else ():
         for mode in ("agg", "disagg"):
             g = dict(groups).get("%s %s" % (b, mode))
             if g and g.get("n"):
