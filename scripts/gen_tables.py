@@ -188,29 +188,22 @@ def table_text(doc_head, tables):
 # --------------------------------------------------------------------------- per-op builders
 # Each returns (grid, doc) or None; `doc` holds the field names and units written into the file.
 
-# vLLM's per-tensor FP8 GEMM (CUTLASS scaled_mm) picks its kernel configuration by next_pow2(m) (at least 64), and
-# above m = 128 runs one configuration of 128 x 128 tiles in 2 x 1 clusters
-# (csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh), so its work grows in steps of 256 rows: every
-# m in (256 (j - 1), 256 j] launches the same clusters as 256 j and, in the same next_pow2 bucket, the same kernel.
-# Its latency there cannot exceed that at 256 j. AIConfigurator measures m = 256 j + 1 beside 256 j (the step), and on
-# H100 and H200 those cells often exceed the top of their own step (m = 1025: 194 us against 157 us at m = 1280,
-# n = k = 8192; m = 129: 48 us against 38 us at 256), which that kernel cannot do. Such a cell is lowered to the value
-# at the top of its step when that is measured and in the same bucket: a batch of 1025-1280 tokens costs what 1280
-# does, the 256-row step stays and its overshoot goes. Counted per table in the file's "monotone_in_m" record.
+# vLLM's per-tensor FP8 GEMM (CUTLASS scaled_mm) picks its kernel configuration by next_pow2(m), and above m = 128 runs
+# one configuration of 128 x 128 tiles in 2 x 1 clusters (csrc/quantization/cutlass_w8a8/c3x/
+# scaled_mm_sm90_fp8_dispatch.cuh), so its work grows in steps of 256 rows: every m in (256 (j - 1), 256 j] launches
+# the clusters of 256 j with the same kernel (256 j never crosses a next_pow2 bucket boundary above 128) and cannot
+# take longer. AIConfigurator measures m = 256 j + 1 beside 256 j (the step), and on H100 and H200 those cells often
+# exceed the top of their own step (m = 1025: 194 us against 157 us at m = 1280, n = k = 8192; m = 129: 48 us against
+# 38 us at 256), which that kernel cannot do. Such a cell is lowered to the value at the top of its step when that is
+# measured: a batch of 1025-1280 tokens costs what 1280 does, the 256-row step stays and its overshoot goes. Counted
+# per table in the file's "monotone_in_m" record. (backend, dtype) pairs the rule applies to:
 MONOTONE_IN_M = {("vllm", "fp8")}
 STEP_ROWS = 256   # rows per tile cluster (128-row tile x 2 along m) of the configuration above m = 128
 STEP_FROM = 128   # smaller m runs the (64, 128] and [1, 64] configurations
 
 
-def m_bucket(m):
-    p = 64
-    while p < m:
-        p *= 2
-    return p
-
-
 def monotone_in_m(tables):
-    """Lowers, in place, each cell above the value at the top of its 256-row step (same bucket); returns how many."""
+    """Lowers, in place, each cell above the value at the top of its 256-row step; returns how many."""
     lowered = 0
     for t in tables:
         n_axis, k_axis, m_axis = t["axes"]
@@ -221,7 +214,7 @@ def monotone_in_m(tables):
                 base = (i * len(k_axis) + j) * len(m_axis)
                 for l, m in enumerate(m_axis):
                     top = -(-m // STEP_ROWS) * STEP_ROWS
-                    if m <= STEP_FROM or top == m or top not in index or m_bucket(top) != m_bucket(m):
+                    if m <= STEP_FROM or top == m or top not in index:
                         continue
                     x, y = v[base + l], v[base + index[top]]
                     if x is not None and y is not None and x > y:
@@ -230,18 +223,22 @@ def monotone_in_m(tables):
     return lowered
 
 
+def apply_monotone_in_m(backend, head, tables):
+    """MONOTONE_IN_M on a GEMM file's tables of this backend, recorded in its head (nothing for other backends)."""
+    dtypes = sorted(dt for b, dt in MONOTONE_IN_M if b == backend)
+    sel = [t for t in tables if t["key"][0] in dtypes]
+    if sel:
+        head["monotone_in_m"] = {"dtypes": dtypes, "rule": "a cell above the top of its 256-row step lowered to it "
+                                 "(scripts/gen_tables.py, MONOTONE_IN_M)",
+                                 "cells": sum(len(t["values"]) for t in sel), "cells_lowered": monotone_in_m(sel)}
+
+
 def build_gemm(src):
     g = Grid(["dtype"], ["n", "k", "m"])
     for r in src.rows:
         g.add((r["gemm_dtype"],), (int(r["n"]), int(r["k"]), int(r["m"])), float(r["latency"]), r["kernel_source"])
         src.kept += 1
-    backend = src.rel.split("/")[-3] if getattr(src, "rel", "") else ""  # measured_tables passes bare rows
-    doc = {"axes_doc": "n = output features, k = input features, m = tokens (rows)"}
-    rules = [dt for (b, dt) in sorted(MONOTONE_IN_M) if b == backend]
-    if rules:
-        doc["monotone_in_m"] = {"dtypes": rules, "rule": "a cell above the top of its 256-row step (same next_pow2(m) "
-                                "bucket) lowered to it (scripts/gen_tables.py, MONOTONE_IN_M)"}
-    return g, doc
+    return g, {"axes_doc": "n = output features, k = input features, m = tokens (rows)"}
 
 
 # Sliding-window rows kept as grids of their own (attention *_window.json): the window of the bundled models that
@@ -418,13 +415,8 @@ def generate(data_dir):
                 head.update(doc)
                 head["source"] = src.doc()
                 tables = grid.tables()
-                if "monotone_in_m" in head:
-                    sel = [t for t in tables if t["key"][0] in head["monotone_in_m"]["dtypes"]]
-                    if not sel:
-                        del head["monotone_in_m"]
-                    else:
-                        head["monotone_in_m"] = dict(head["monotone_in_m"], cells=sum(len(t["values"]) for t in sel),
-                                                     cells_lowered=monotone_in_m(sel))
+                if name == "gemm":
+                    apply_monotone_in_m(backend, head, tables)
                 path = "%s/%s/%s.json" % (gpu, backend, name)
                 out[path] = table_text(head, tables)
                 manifest["files"].append({"path": path, "op": name, "backend": backend, "backend_version": version,
