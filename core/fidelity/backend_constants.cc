@@ -26,6 +26,7 @@ BackendConstants backend_constants(const std::string& backend) {
     // TensorRT-LLM's executor: fitted on the TPOT of the 177 Llama-3.1-8B TRT-LLM agg rows and held out on
     // its Qwen3-32B and Qwen3-235B-A22B rows (docs/validation.md). Those runs had TRT-LLM's overlap scheduler on,
     // so this is the host time it leaves exposed; it is added whether or not the role overlaps (async_scheduling).
+    k.qk_norm_kernels = 0;
     k.cpu_iteration_us = 386.2;
     k.cpu_per_request_us = 15.0;
     k.cpu_per_token_us = 0.0;

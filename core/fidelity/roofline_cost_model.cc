@@ -46,8 +46,8 @@ double RooflineCostModel::gemm_ns(double m, double n, double k) const {
 
 double RooflineCostModel::qk_norm_all_reduces_ns(double tokens) const {
   if (!m_.qk_norm_across_heads || p_.tp_attn <= 1) return 0;
-  // Two per layer: q's and k's variance, one fp32 value per token.
-  return static_cast<double>(layers_per_stage_) * p_.pp * 2 * all_reduce_ns(4 * tokens, p_.tp_attn);
+  // One per layer: q's and k's sums of squares together, two fp32 values per token (table_cost_model.cc).
+  return static_cast<double>(layers_per_stage_) * p_.pp * all_reduce_ns(8 * tokens, p_.tp_attn);
 }
 
 double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {

@@ -51,6 +51,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   async_host_ = async_hides_host_time(e_, p_.pp);
   heads_local_ = static_cast<double>(m_.num_attention_heads) / p_.tp_attn;
   kv_heads_local_ = std::max(1.0, static_cast<double>(m_.num_key_value_heads) / p_.tp_attn);
+  qk_norm_kernels_ = m_.qk_norm_across_heads ? 2 : m_.qk_norm_per_head ? k_.qk_norm_kernels : 0;
   layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
   layers_total_ = static_cast<double>(layers_per_stage_) * p_.pp;
   moe_layers_total_ = static_cast<double>(m_.moe_layers());
@@ -475,8 +476,10 @@ double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_
 
 double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
   if (!m_.qk_norm_across_heads || p_.tp_attn <= 1 || tokens <= 0) return 0;
-  // Two per layer (q's and k's variance: one fp32 value per token, counted in 16-bit elements as the tables are).
-  return layers_total_ * 2 * all_reduce_on(2 * tokens, p_.tp_attn, graph, nullptr);
+  // One per layer: q's and k's sums of squares concatenated, two fp32 values per token (counted in 16-bit elements
+  // as the tables are). vLLM's MiniMaxText01RMSNormTP.forward_qk reduces both at once since its PR 31493 (December
+  // 2025; SGLang's PR 14416 likewise); before, q_norm and k_norm each ran their own all-reduce.
+  return layers_total_ * all_reduce_on(4 * tokens, p_.tp_attn, graph, nullptr);
 }
 
 double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
@@ -539,15 +542,19 @@ double TableCostModel::elementwise_us(double tokens) const {
 // Memory-bound kernels per layer, each its bytes at the achieved HBM bandwidth plus a fixed kernel time:
 // two fused residual-add + RMSNorm (read x and residual, write both) and rotary embedding on q and k on the
 // attention side; the SiLU-and-mul of dense layers (read gate and up, write the product) on the FFN side.
+// A QK RMSNorm reads and writes q and k once more: per head in the backend's qk_norm_kernels (none where the norm
+// is fused with RoPE); over all heads (qk_norm_across_heads) in two kernels, the sum of squares that the TP
+// all-reduce combines (one more read) and the scaling after it.
 double TableCostModel::elementwise_attn_us(double tokens) const {
   const double H = static_cast<double>(m_.hidden_size);
   const double a = 2.0;  // 16-bit activations
   const double fixed = roofline_.constants().kernel_fixed_us;
   const double norm = 2 * (roofline_.memory_ns(4 * tokens * H * a) / 1e3 + fixed);
-  const double rope =
-      roofline_.memory_ns(2 * tokens * (heads_local_ + kv_heads_local_) * static_cast<double>(m_.head_dim) * a) / 1e3 +
-      fixed;
-  return layers_total_ * (norm + rope);
+  const double qk_bytes = tokens * (heads_local_ + kv_heads_local_) * static_cast<double>(m_.head_dim) * a;
+  const double rope = roofline_.memory_ns(2 * qk_bytes) / 1e3 + fixed;
+  const double qk_norm = qk_norm_kernels_ == 0 ? 0
+                         : roofline_.memory_ns((qk_norm_kernels_ + 1) * qk_bytes) / 1e3 + qk_norm_kernels_ * fixed;
+  return layers_total_ * (norm + rope + qk_norm);
 }
 
 double TableCostModel::elementwise_ffn_us(double tokens) const {
@@ -774,7 +781,7 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
     }
     return c;
   }
-  const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer);
+  const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer + qk_norm_kernels_);
   double gpu = 0;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) gpu += us[f];
   double launch_wait_us = 0;

@@ -186,6 +186,7 @@ class TableCostModel : public CostModel {
   std::vector<std::int64_t> loads_;
   std::vector<BatchShape> groups_;  // scratch: data-parallel attention groups of the batch
   double heads_local_ = 1, kv_heads_local_ = 1;
+  int qk_norm_kernels_ = 0;  // kernels a layer's QK RMSNorm adds (elementwise_attn_us)
   int layers_per_stage_ = 1;
   double layers_total_ = 1, moe_layers_total_ = 0, dense_layers_total_ = 0;
   CollectiveModel collectives_;

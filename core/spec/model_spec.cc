@@ -165,6 +165,8 @@ void read_hf_config(const Json& config, const std::string& path, ModelSpec& m, E
   r.get_bool("use_qk_norm", qk_norm);
   r.get_enum("qk_norm_type", qk_norm_type, {"per_head", "per_layer"});
   m.qk_norm_across_heads = qk_norm && qk_norm_type == "per_layer";
+  m.qk_norm_per_head = (qk_norm && qk_norm_type == "per_head") || m.architecture == "Qwen3ForCausalLM" ||
+                       m.architecture == "Qwen3MoeForCausalLM";
   // Mixtral-style configs have no moe_intermediate_size: experts are intermediate_size wide.
   if (m.is_moe() && m.moe_intermediate_size == 0) m.moe_intermediate_size = m.intermediate_size;
   if (m.is_moe() && m.num_experts_per_tok == 0)

@@ -44,9 +44,13 @@ struct ModelSpec {
   std::int64_t sliding_window = 0;           ///< keys a sliding layer attends to, the new token included (0 = none)
   std::int64_t sliding_layers = 0;           ///< layers with the window (the others attend to every key)
   /// QK RMSNorm over all heads' dimensions at once (config "use_qk_norm" with "qk_norm_type": "per_layer",
-  /// MiniMax-M2): with the heads split over TP ranks, each norm's variance is an all-reduce (vLLM's
-  /// MiniMaxText01RMSNormTP). Per-head QK norms (Qwen3) are local.
+  /// MiniMax-M2): with the heads split over TP ranks, the sums of squares of q and k are all-reduced together
+  /// (vLLM's MiniMaxText01RMSNormTP.forward_qk). Per-head QK norms (Qwen3) are local.
   bool qk_norm_across_heads = false;
+  /// QK RMSNorm per head (each head's q and k normalised over head_dim before RoPE): Qwen3 (dense and MoE), whose
+  /// config.json carries no flag for it (the modelling code always applies q_norm and k_norm), and configs with
+  /// "use_qk_norm" and "qk_norm_type": "per_head".
+  bool qk_norm_per_head = false;
   /// Tokens a chat response opens with that carry no text (a format header, not in config.json): gpt-oss's harmony
   /// header <|channel|>analysis<|message|> is 3. A client that times the first chunk with text (workload.ttft_from
   /// "first_text", as AIPerf and genai-perf do) sees its first token after them. 0 = the first token is text.

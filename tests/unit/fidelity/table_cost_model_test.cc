@@ -177,9 +177,10 @@ TEST_CASE("without a catalog the roofline prices every op", "[fidelity][table]")
   CHECK(c->report().kind == "roofline");
 }
 
-TEST_CASE("a QK norm over all heads adds two small all-reduces per layer under TP, none without TP",
+TEST_CASE("a QK norm over all heads adds one small all-reduce per layer under TP, none without TP",
           "[fidelity][table]") {
-  // MiniMax-M2.5 ("qk_norm_type": "per_layer"): vLLM all-reduces each norm's variance (one fp32 per token).
+  // MiniMax-M2.5 ("qk_norm_type": "per_layer"): vLLM all-reduces q's and k's sums of squares together (two fp32
+  // values per token).
   const ModelSpec with = test::bundled_model("MiniMax-M2.5");
   REQUIRE(with.qk_norm_across_heads);
   ModelSpec without = with;
@@ -200,10 +201,46 @@ TEST_CASE("a QK norm over all heads adds two small all-reduces per layer under T
         CHECK(extra_us == 0);
         CHECK(expected_us == 0);
       } else {
-        CHECK(expected_us > 62 * 2 * 1.0);  // 62 layers x 2 all-reduces of at least a microsecond each
+        CHECK(expected_us > 62 * 1.0);  // 62 layers x 1 all-reduce of at least a microsecond
         CHECK(extra_us == Approx(expected_us).margin(0.01));
       }
       CHECK(fam(ca, OpFamily::kGemm) == fam(cb, OpFamily::kGemm));
     }
   }
+}
+
+TEST_CASE("a per-head QK norm adds one kernel reading and writing q and k per layer, none where TRT-LLM fuses it",
+          "[fidelity][table]") {
+  const ModelSpec with = test::bundled_model("Qwen3-32B");
+  REQUIRE(with.qk_norm_per_head);
+  ModelSpec without = with;
+  without.qk_norm_per_head = false;
+  const BatchShape s = decode_batch(8, 1024, true);
+  for (const char* backend : {"vllm", "sglang", "trtllm"}) {
+    EngineOptions e;
+    e.backend = backend;
+    std::string err;
+    auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), test::tp_dp(4), e, &test::catalog(), 1, err);
+    auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), test::tp_dp(4), e, &test::catalog(), 1, err);
+    REQUIRE(err.empty());
+    const BatchCost ca = a->price(s), cb = b->price(s);
+    const double extra_us = (fam(ca, OpFamily::kNorm) - fam(cb, OpFamily::kNorm)) / 1e3;
+    if (std::string(backend) == "trtllm") {
+      CHECK(extra_us == 0);
+    } else {
+      // 64 layers x (3 us fixed + 8 tokens x (16 q + 2 k heads) x 128 x 2 bytes read and written, ~0.03 us).
+      CHECK(extra_us == Approx(64 * 3.03).epsilon(0.02));
+    }
+    CHECK(fam(ca, OpFamily::kGemm) == fam(cb, OpFamily::kGemm));
+  }
+  // A norm over all heads (MiniMax-M2.5) takes two kernels: the sum of squares, then the scaling.
+  const ModelSpec mm = test::bundled_model("MiniMax-M2.5");
+  ModelSpec mm_without = mm;
+  mm_without.qk_norm_across_heads = false;
+  std::string err;
+  auto a = make_cost_model(mm, test::bundled_gpu("H100-SXM"), test::tp_dp(4), {}, &test::catalog(), 1, err);
+  auto b = make_cost_model(mm_without, test::bundled_gpu("H100-SXM"), test::tp_dp(4), {}, &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  const double extra_us = (fam(a->price(s), OpFamily::kNorm) - fam(b->price(s), OpFamily::kNorm)) / 1e3;
+  CHECK(extra_us == Approx(62 * 2 * 3.0).epsilon(0.02));
 }

@@ -216,13 +216,16 @@ TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type; p
   REQUIRE(read(c, plain).ok());
   CHECK_FALSE(plain.qk_norm_across_heads);
   c["use_qk_norm"] = true;
+  CHECK_FALSE(plain.qk_norm_per_head);
   ModelSpec per_head;
   REQUIRE(read(c, per_head).ok());  // qk_norm_type absent: per head (Qwen3-style, no all-reduce)
   CHECK_FALSE(per_head.qk_norm_across_heads);
+  CHECK(per_head.qk_norm_per_head);
   c["qk_norm_type"] = "per_layer";
   ModelSpec per_layer;
   REQUIRE(read(c, per_layer).ok());
   CHECK(per_layer.qk_norm_across_heads);
+  CHECK_FALSE(per_layer.qk_norm_per_head);
   CHECK(std::find(per_layer.ignored_config_keys.begin(), per_layer.ignored_config_keys.end(), "qk_norm_type") ==
         per_layer.ignored_config_keys.end());
   c["use_qk_norm"] = false;
@@ -234,4 +237,19 @@ TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type; p
   const Errors e = read(c, bad);
   CHECK_FALSE(e.ok());
   CHECK(e.joined().find("/c/qk_norm_type") != std::string::npos);
+}
+
+TEST_CASE("Qwen3 architectures norm q and k per head without a config flag; others do not", "[spec][model]") {
+  // Qwen3's config.json has no use_qk_norm: its modelling code always applies q_norm and k_norm (RMSNorm over
+  // head_dim) before RoPE.
+  CHECK(test::bundled_model("Qwen3-32B").qk_norm_per_head);
+  CHECK(test::bundled_model("Qwen3-30B-A3B").qk_norm_per_head);
+  CHECK_FALSE(test::bundled_model("Llama-3.1-70B").qk_norm_per_head);
+  CHECK_FALSE(test::bundled_model("gpt-oss-120b").qk_norm_per_head);
+  CHECK_FALSE(test::bundled_model("MiniMax-M2.5").qk_norm_per_head);  // its norm spans all heads
+  Json c = tiny_moe();
+  c["architectures"] = Json::array({"Qwen3MoeForCausalLM"});
+  ModelSpec m;
+  REQUIRE(read(c, m).ok());
+  CHECK(m.qk_norm_per_head);
 }
