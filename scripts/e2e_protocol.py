@@ -288,7 +288,13 @@ def agg_run_unknown(rows):
     - Rows whose decode is no slower than at a quarter of the clients or fewer: a step decoding N requests reads N
       requests' KV and cannot be as fast as one decoding N/4, so the engine ran far fewer requests than it had
       clients, under a running cap the row does not record (vLLM gpt-oss-120b at 512 clients: TPOT 3.6-26.9 ms
-      against 7.1-26.3 ms at 64 or fewer clients of the same layout, with TTFTs of 20-462 s)."""
+      against 7.1-26.3 ms at 64 or fewer clients of the same layout, with TTFTs of 20-462 s).
+    - Rows whose decode is more than 5% slower than at twice the clients or more: the other side of the same bound.
+      A step of 2N requests reads at least the weights and KV a step of N reads, and twice the clients bring twice
+      the prompts per second, so the TPOT cannot fall with the client count; a row above a larger count's ran with
+      something the row does not record (vLLM gpt-oss-120b TP 4, 1024 x 1024 at 32 clients: 15.9 ms against 9.7 ms
+      at 64; TP 4, 1024 x 8192 at 16 clients: 8.5 ms against 7.1 ms at 32; TP 8, 1024 x 8192 at 8 clients: 4.9 ms
+      against 4.6 ms at 16)."""
     agg = [r for r in rows if r["mode"] == "agg"]
 
     def layout(r, dp=True):
@@ -318,6 +324,16 @@ def agg_run_unknown(rows):
                 out[r["id"]] = ("the engine's running cap is not recorded and the measurement shows one: TPOT at "
                                 "this client count is no more than 5% above the same layout's at a quarter of the "
                                 "clients or fewer")
+                break
+    # Against the rows the rules above keep only (their own TPOTs are not those of the recorded run).
+    for r in agg:
+        if r["id"] in out:
+            continue
+        tpot, c = float(r["silicon_tpot_ms"]), concurrency(r)
+        for o in same[layout(r)]:
+            if concurrency(o) >= 2 * c and o["id"] not in out and tpot > 1.05 * float(o["silicon_tpot_ms"]):
+                out[r["id"]] = ("the run had something the row does not record: its TPOT is more than 5% above the "
+                                "same layout's at twice the clients or more, where a decode step can only be longer")
                 break
     return out
 
