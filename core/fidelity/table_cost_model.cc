@@ -153,12 +153,15 @@ void TableCostModel::build_gemms() {
     layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.v_head_dim), 1, fa));
   } else {
     layer_gemms_.push_back(make_gemm((heads_local_ + 2 * kv_heads_local_) * static_cast<double>(m_.head_dim), H, 1, fa));
+    fuse_input_quant(layer_gemms_.back());  // after the input RMSNorm (the o projection follows attention: not fused)
     layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.head_dim), 1, fa));
   }
   if (dense_layers_total_ > 0) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
     dense_gemms_.push_back(make_gemm(2 * inter, H, 1, fd));
+    fuse_input_quant(dense_gemms_.back());  // after the post-attention RMSNorm
     dense_gemms_.push_back(make_gemm(H, inter, 1, fd));
+    fuse_input_quant(dense_gemms_.back());  // after SiLU-and-mul
   }
   if (m_.is_moe()) {
     moe_gemms_.push_back(make_gemm(static_cast<double>(m_.num_experts), H, 1, bf16));  // router, kept in bf16
@@ -338,7 +341,25 @@ double TableCostModel::datasheet_gemm_us(double m, double n, double k, bool fp8)
 double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) const {
   if (m <= 0) return 0;
   if (!g.table.ok()) return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
-  return g.table.us(m, extrap);
+  const double us = g.table.us(m, extrap);
+  if (!g.quant_fused) return us;
+  // Never below half the cell: the quantisation is the smaller kernel of the two at every shape (a guard).
+  return std::max(0.5 * us, us - input_quant_us(m, g.table.k));
+}
+
+// vLLM's per-tensor FP8 grid times RowParallelLinear.forward on a 16-bit input (AIConfigurator's collect_gemm.py,
+// static activation scale), so every cell holds a scaled_fp8_quant kernel before the CUTLASS GEMM. A serving vLLM
+// compiles the model with Inductor and its custom ops off (-O2, the default), so the quantisation's native form is
+// fused into the elementwise kernel that produces the GEMM's input: the RMSNorms before the QKV and gate/up
+// projections and the SiLU-and-mul before the down projection. The o projection's input comes from the attention
+// kernel and keeps its own. Block-FP8 (per-token-group scales, priced on this grid) keeps its time as measured.
+void TableCostModel::fuse_input_quant(GemmUse& g) const {
+  g.quant_fused = e_.backend == "vllm" && g.fp8 && g.table.ok() && formats_.dense != WeightFormat::kFp8Block &&
+                  formats_.attention != WeightFormat::kFp8Block;
+}
+
+double TableCostModel::input_quant_us(double m, double k) const {
+  return roofline_.memory_ns(3 * m * k) / 1e3 + roofline_.constants().kernel_fixed_us;
 }
 
 double TableCostModel::attention_projections_us(double tokens, bool* extrapolated) const {

@@ -124,7 +124,14 @@ class TableCostModel : public CostModel {
     GemmCurve table;  ///< empty = datasheet
     double count = 1; ///< per layer
     bool fp8 = false;
+    /// The table's time includes an input quantisation kernel that the engine fuses into the elementwise kernel
+    /// before the GEMM (fused_input_quant): its time is taken off (input_quant_us).
+    bool quant_fused = false;
   };
+  /// Marks `g` quant_fused where the engine fuses its input quantisation into the RMSNorm or SiLU-and-mul before it.
+  void fuse_input_quant(GemmUse& g) const;
+  /// One static per-tensor FP8 quantisation of an m x k activation (read 16-bit, write 8-bit), us.
+  double input_quant_us(double m, double k) const;
   GemmUse make_gemm(double n, double k, double count, WeightFormat f) const;
   /// The format whose kernels run `f` on this GPU (FP8 on a GPU without FP8 tensor cores: bf16 math).
   WeightFormat math_format(WeightFormat f) const;

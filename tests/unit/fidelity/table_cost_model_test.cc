@@ -244,3 +244,30 @@ TEST_CASE("a per-head QK norm adds one kernel reading and writing q and k per la
   const double extra_us = (fam(a->price(s), OpFamily::kNorm) - fam(b->price(s), OpFamily::kNorm)) / 1e3;
   CHECK(extra_us == Approx(62 * 2 * 3.0).epsilon(0.02));
 }
+
+TEST_CASE("vLLM's per-tensor FP8 GEMMs drop the input quantisation the engine fuses into the norms and SiLU-and-mul",
+          "[fidelity][table]") {
+  // The fp8 grid times each GEMM with its scaled_fp8_quant kernel; a compiled vLLM fuses it into the RMSNorm before
+  // the QKV and gate/up projections and into the SiLU-and-mul before the down projection (not the o projection).
+  // SGLang prices the same grid without that fusion, so the GEMM time differs by the three quantisations per layer.
+  for (const char* dtype : {"fp8", "bfloat16"}) {
+    for (int m : {8, 4096}) {
+      double gemm[2];
+      for (int i = 0; i < 2; ++i) {
+        EngineOptions e;
+        e.backend = i == 0 ? "vllm" : "sglang";
+        e.dtype = dtype;
+        auto c = model_for("Llama-3.1-70B", "H100-SXM", 4, e);
+        gemm[i] = fam(c->price(decode_batch(m, 1024, false)), OpFamily::kGemm) / 1e3;
+      }
+      const double H = 8192, inter = 28672.0 / 4;
+      const double bw = 3.35e12 * 0.8;  // H100's HBM at the roofline's achieved share
+      auto quant_us = [&](double k) { return 3.0 + 3 * m * k / bw * 1e6; };
+      const double expected = 80 * (2 * quant_us(H) + quant_us(inter));
+      if (std::string(dtype) == "fp8")
+        CHECK(gemm[1] - gemm[0] == Approx(expected).epsilon(0.02));
+      else
+        CHECK(gemm[1] == gemm[0]);
+    }
+  }
+}
