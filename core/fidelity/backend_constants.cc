@@ -32,13 +32,14 @@ BackendConstants backend_constants(const std::string& backend) {
     k.cpu_per_token_us = 0.0;
     k.launch_us = 3;
   } else {
-    // vLLM. Fitted on the TPOT of all 138 vLLM agg rows (`validate_e2e.py --calibrate`):
-    // 772.0 us per step (scheduler, input preparation, sampling and output processing, not overlapped with the
-    // GPU: those rows ran synchronously; engine.async_scheduling hides it under the GPU) and 44.4 us per scheduled
-    // request (bookkeeping, detokenisation, streaming).
-    // Held out by model: see the calibration table of docs/validation.md.
-    k.cpu_iteration_us = 772.0;
-    k.cpu_per_request_us = 44.4;
+    // vLLM. Fitted on the TPOT of the 45 Llama-3.1-70B agg rows (`validate_e2e.py --calibrate`, 2026-11-25, after
+    // the QK-norm kernels and the fused FP8 input quantisation were priced; 772.0 / 44.4 before, fitted on 138 rows
+    // of Llama-3.1-70B and Qwen3-32B): 949.0 us per step (scheduler, input preparation, sampling and output
+    // processing, not overlapped with the GPU: those rows ran synchronously; engine.async_scheduling hides it under
+    // the GPU) and 48.1 us per scheduled request (bookkeeping, detokenisation, streaming).
+    // Held out by model (Qwen3-32B, gpt-oss-120b, MiniMax-M2.5): see the calibration table of docs/validation.md.
+    k.cpu_iteration_us = 949.0;
+    k.cpu_per_request_us = 48.1;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 12;
   }
