@@ -205,6 +205,27 @@ def concurrency(r):
     return 0
 
 
+def agg_clients_unknown(r):
+    """Why an agg row's client count is not known, or None. Agg rows carry it in their id ("_cN_", equal to batch_size x
+    attention DP) and the aic-auto-gap-analysis rows also as silicon_concurrency.
+    - 8 aic-auto-gap-analysis rows (4000 x 1000, vLLM and TRT-LLM Qwen3) have a blank count ("_c_") and no
+      silicon_concurrency: their batch_size is the configuration's, as on the SGLang disagg rows. At it the vLLM TP 1
+      and TP 2 rows' measured TPOT (16.9 / 11.6 ms at 24 / 48 clients) is below the weights plus FP8 KV read alone
+      (about 14 / 9 ms) plus the prefills that many clients bring (about 5 ms a step).
+    - 5 TRT-LLM gpt-oss-120b rows record silicon_concurrency = 4 x batch_size at TP 2 and 4 with no attention DP
+      (192 clients at batch 48): the layout that served that many clients is not recorded."""
+    src = r["silicon_data_source"]
+    recorded = re.search(r"silicon_concurrency=(\d+)", src)
+    count = re.search(r"_c(\d*)_", r["id"])
+    if recorded is None and count is not None and count.group(1) == "":
+        return ("client concurrency not recorded (agg: the id's client count is blank and no silicon_concurrency; the "
+                "batch size is the configuration's)")
+    if recorded is not None and int(recorded.group(1)) != concurrency(r):
+        return ("the recorded client count (silicon_concurrency) is not batch_size x attention DP, and the layout "
+                "that served it is not recorded")
+    return None
+
+
 def parallelism(r, prefix, moe):
     """(parts, None) or (None, reason) for one side's columns (prefix "" for agg, "prefill_"/"decode_")."""
     tp, pp = max(1, num(r[prefix + "tp_size"], 1)), max(1, num(r[prefix + "pp_size"], 1))
@@ -238,6 +259,9 @@ def classify(r):
         if par is None:
             return None, why
         parts.update(par)
+        why = agg_clients_unknown(r)
+        if why:
+            return None, why
     else:
         for side in ("prefill", "decode"):
             par, why = parallelism(r, side + "_", moe)
