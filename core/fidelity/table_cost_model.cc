@@ -153,15 +153,15 @@ void TableCostModel::build_gemms() {
     layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.v_head_dim), 1, fa));
   } else {
     layer_gemms_.push_back(make_gemm((heads_local_ + 2 * kv_heads_local_) * static_cast<double>(m_.head_dim), H, 1, fa));
-    fuse_input_quant(layer_gemms_.back());  // after the input RMSNorm (the o projection follows attention: not fused)
+    fuse_input_quant(layer_gemms_.back(), fa);  // after the input RMSNorm (the o projection follows attention: not fused)
     layer_gemms_.push_back(make_gemm(H, heads_local_ * static_cast<double>(m_.head_dim), 1, fa));
   }
   if (dense_layers_total_ > 0) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
     dense_gemms_.push_back(make_gemm(2 * inter, H, 1, fd));
-    fuse_input_quant(dense_gemms_.back());  // after the post-attention RMSNorm
+    fuse_input_quant(dense_gemms_.back(), fd);  // after the post-attention RMSNorm
     dense_gemms_.push_back(make_gemm(H, inter, 1, fd));
-    fuse_input_quant(dense_gemms_.back());  // after SiLU-and-mul
+    fuse_input_quant(dense_gemms_.back(), fd);  // after SiLU-and-mul
   }
   if (m_.is_moe()) {
     moe_gemms_.push_back(make_gemm(static_cast<double>(m_.num_experts), H, 1, bf16));  // router, kept in bf16
@@ -353,9 +353,8 @@ double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) con
 // fused into the elementwise kernel that produces the GEMM's input: the RMSNorms before the QKV and gate/up
 // projections and the SiLU-and-mul before the down projection. The o projection's input comes from the attention
 // kernel and keeps its own. Block-FP8 (per-token-group scales, priced on this grid) keeps its time as measured.
-void TableCostModel::fuse_input_quant(GemmUse& g) const {
-  g.quant_fused = e_.backend == "vllm" && g.fp8 && g.table.ok() && formats_.dense != WeightFormat::kFp8Block &&
-                  formats_.attention != WeightFormat::kFp8Block;
+void TableCostModel::fuse_input_quant(GemmUse& g, WeightFormat f) const {
+  g.quant_fused = e_.backend == "vllm" && math_format(f) == WeightFormat::kFp8 && g.table.ok();
 }
 
 double TableCostModel::input_quant_us(double m, double k) const {

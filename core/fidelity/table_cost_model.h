@@ -128,8 +128,9 @@ class TableCostModel : public CostModel {
     /// before the GEMM (fused_input_quant): its time is taken off (input_quant_us).
     bool quant_fused = false;
   };
-  /// Marks `g` quant_fused where the engine fuses its input quantisation into the RMSNorm or SiLU-and-mul before it.
-  void fuse_input_quant(GemmUse& g) const;
+  /// Marks `g` (a module of weight format `f`) quant_fused where the engine fuses its input quantisation into the
+  /// RMSNorm or SiLU-and-mul before it.
+  void fuse_input_quant(GemmUse& g, WeightFormat f) const;
   /// One static per-tensor FP8 quantisation of an m x k activation (read 16-bit, write 8-bit), us.
   double input_quant_us(double m, double k) const;
   GemmUse make_gemm(double n, double k, double count, WeightFormat f) const;

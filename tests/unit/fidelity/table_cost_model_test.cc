@@ -1,6 +1,7 @@
 #include "core/fidelity/table_cost_model.h"
 
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -33,6 +34,16 @@ BatchShape decode_batch(int n, int ctx, bool graph) {
 }
 
 double fam(const BatchCost& c, OpFamily f) { return static_cast<double>(c.by_family[static_cast<int>(f)]); }
+
+// The same step priced for two variants of a model (with and without some feature) on H100 at TP `tp`.
+std::pair<BatchCost, BatchCost> price_both(const ModelSpec& with, const ModelSpec& without, int tp, EngineOptions e,
+                                           const BatchShape& s) {
+  std::string err;
+  auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), test::tp_dp(tp), e, &test::catalog(), 1, err);
+  auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), test::tp_dp(tp), e, &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  return {a->price(s), b->price(s)};
+}
 
 }  // namespace
 
@@ -189,13 +200,11 @@ TEST_CASE("a QK norm over all heads adds one small all-reduce per layer under TP
     for (bool eager : {false, true}) {
       EngineOptions e;
       e.enforce_eager = eager;  // eager: the all-reduces' eager prices; else a decode step replays a CUDA graph
+      const auto [ca, cb] = price_both(with, without, t, e, decode_batch(8, 1024, !eager));
+      const double extra_us = (fam(ca, OpFamily::kAllReduce) - fam(cb, OpFamily::kAllReduce)) / 1e3;
       std::string err;
       auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), test::tp_dp(t), e, &test::catalog(), 1, err);
-      auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), test::tp_dp(t), e, &test::catalog(), 1, err);
       REQUIRE(err.empty());
-      const BatchShape s = decode_batch(8, 1024, !eager);
-      const BatchCost ca = a->price(s), cb = b->price(s);
-      const double extra_us = (fam(ca, OpFamily::kAllReduce) - fam(cb, OpFamily::kAllReduce)) / 1e3;
       const double expected_us = dynamic_cast<TableCostModel*>(a.get())->qk_norm_all_reduces_us(8, !eager);
       if (t == 1) {
         CHECK(extra_us == 0);
@@ -219,11 +228,7 @@ TEST_CASE("a per-head QK norm adds one kernel reading and writing q and k per la
   for (const char* backend : {"vllm", "sglang", "trtllm"}) {
     EngineOptions e;
     e.backend = backend;
-    std::string err;
-    auto a = make_cost_model(with, test::bundled_gpu("H100-SXM"), test::tp_dp(4), e, &test::catalog(), 1, err);
-    auto b = make_cost_model(without, test::bundled_gpu("H100-SXM"), test::tp_dp(4), e, &test::catalog(), 1, err);
-    REQUIRE(err.empty());
-    const BatchCost ca = a->price(s), cb = b->price(s);
+    const auto [ca, cb] = price_both(with, without, 4, e, s);
     const double extra_us = (fam(ca, OpFamily::kNorm) - fam(cb, OpFamily::kNorm)) / 1e3;
     if (std::string(backend) == "trtllm") {
       CHECK(extra_us == 0);
@@ -237,11 +242,8 @@ TEST_CASE("a per-head QK norm adds one kernel reading and writing q and k per la
   const ModelSpec mm = test::bundled_model("MiniMax-M2.5");
   ModelSpec mm_without = mm;
   mm_without.qk_norm_across_heads = false;
-  std::string err;
-  auto a = make_cost_model(mm, test::bundled_gpu("H100-SXM"), test::tp_dp(4), {}, &test::catalog(), 1, err);
-  auto b = make_cost_model(mm_without, test::bundled_gpu("H100-SXM"), test::tp_dp(4), {}, &test::catalog(), 1, err);
-  REQUIRE(err.empty());
-  const double extra_us = (fam(a->price(s), OpFamily::kNorm) - fam(b->price(s), OpFamily::kNorm)) / 1e3;
+  const auto [ma, mb] = price_both(mm, mm_without, 4, {}, s);
+  const double extra_us = (fam(ma, OpFamily::kNorm) - fam(mb, OpFamily::kNorm)) / 1e3;
   CHECK(extra_us == Approx(62 * 2 * 3.0).epsilon(0.02));
 }
 
