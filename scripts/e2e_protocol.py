@@ -13,7 +13,9 @@ osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are
 wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave of 4 prompts prefilled
 together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
 tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
-max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size), SGLang agg rows use the `sglang`
+max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size; for the TRT-LLM agg rows of AIConfigurator's
+harness its generator's max_num_tokens, trtllm_max_num_tokens; run sets whose measured TTFT shows one request always
+waiting for a slot get one slot fewer than clients, one_waiting_runs), SGLang agg rows use the `sglang`
 scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
 admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that of AIConfigurator's
 templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles run their engines'
@@ -46,6 +48,7 @@ all-to-all where tokens are partitioned).
 
 import os
 import re
+import statistics
 import sys
 
 
@@ -168,6 +171,64 @@ def trtllm_cuda_graph_sizes(bs):
     sizes = (list(range(1, 17)) + list(range(16, 33, 4)) + list(range(32, 65, 8)) + list(range(64, 129, 16))
              + list(range(128, 257, 32)) + list(range(256, 513, 64)) + list(range(1 if bs <= 8 else bs - 8, bs + 9)))
     return sorted(set(sizes))
+
+
+# TRT-LLM's max_num_tokens on the aic-auto-gap-analysis agg rows: AIConfigurator's generator writes `agg max_num_tokens
+# = max_batch_size + isl + 1500` in both its benchmark rule (generator/rule_plugin/benchmark/trtllm.rule, max_batch_size
+# = the batch size) and its production rule (generator/rule_plugin/trtllm.rule, max_batch_size raised to 512 first and
+# the sum rounded up to 32-token blocks); the replay takes the benchmark rule's. With chunked prefill off (the
+# template's default) a step then holds the running decodes and one or two whole prompts, not TRT-LLM's default of
+# 8192 tokens. Other TRT-LLM rows keep TRT-LLM's default.
+TRTLLM_RULE_TOKEN_MARGIN = 1500
+
+
+def trtllm_max_num_tokens(r, bs):
+    if r["backend"] != "trtllm" or r["mode"] != "agg" or "aic-auto-gap-analysis" not in r["silicon_data_source"]:
+        return None
+    return bs + num(r["isl"]) + TRTLLM_RULE_TOKEN_MARGIN
+
+
+# A run set (one source file of one backend and model) in which one of the clients' requests always waits for a free
+# slot: at a fixed client count c the measured TTFT rises with osl by about one departure interval per cycle,
+# TTFT(osl2) - TTFT(osl1) = (osl2 x TPOT2 - osl1 x TPOT1) / c, which is what c clients on c - 1 slots give (each cycle one
+# request waits for the next departure; identical clients depart together, so it waits a whole request). ONE_WAITING_SLOPE
+# bounds the median of that ratio over the set's groups (same isl, clients and layout; at least two osl values; c <=
+# 64, above which other limits mix in) for a set to count as such: TRT-LLM Llama-3.1-8B measures 0.93 (48 groups, 35
+# of them 0.8-1.2), every other set -0.98 to 0.06 except SGLang 0.5.8.post1's two TP 1 groups at 73, where requests queue for
+# KV by the dozen (TTFTs of 7-89 s), not one at a time. What takes the slot is not recorded (the generator's rules give
+# max_batch_size = the batch size, or 512); the replay gives such sets max_num_seqs = c - 1.
+ONE_WAITING_SLOPE = (0.5, 1.5)
+ONE_WAITING_MAX_CLIENTS = 64
+
+
+def run_set(r):
+    m = re.search(r"source_file=([^;]*)", r["silicon_data_source"])
+    return (r["backend"], r["model_path"], m.group(1) if m else r["silicon_data_source"])
+
+
+def one_waiting_slopes(rows):
+    """(median osl slope of TTFT in units of (osl x TPOT) / c, groups) per agg run set (see ONE_WAITING_SLOPE)."""
+    groups = {}
+    for r in rows:
+        c = concurrency(r)
+        if r["mode"] != "agg" or not 0 < c <= ONE_WAITING_MAX_CLIENTS:
+            continue
+        key = run_set(r) + (r["isl"], c, r["tp_size"], r["attention_dp_size"], r["pp_size"])
+        groups.setdefault(key, []).append((num(r["osl"]), float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])))
+    ratios = {}
+    for key, pts in groups.items():
+        if len({p[0] for p in pts}) < 2:
+            continue
+        lo, hi = min(pts), max(pts)
+        per_cycle = (hi[0] * hi[2] - lo[0] * lo[2]) / key[4]
+        if per_cycle > 0:
+            ratios.setdefault(key[:3], []).append((hi[1] - lo[1]) / per_cycle)
+    return {k: (statistics.median(v), len(v)) for k, v in ratios.items()}
+
+
+def one_waiting_runs(rows):
+    lo, hi = ONE_WAITING_SLOPE
+    return {k for k, (v, n) in one_waiting_slopes(rows).items() if lo <= v <= hi}
 
 
 def trtllm_kv_fraction(r):
@@ -374,6 +435,11 @@ def scenario(r, parts, host, gpu="H100-SXM"):
         per_worker = bs if r["mode"] == "agg" else max(1, bs // max(1, parts["decode"]["workers"]))
         engine["cuda_graph_sizes"] = trtllm_cuda_graph_sizes(per_worker)
         engine["cuda_graph_padding"] = True
+    max_tokens = trtllm_max_num_tokens(r, bs)
+    if max_tokens is not None:
+        engine["max_num_batched_tokens"] = max_tokens
+    if parts.get("one_waiting") and r["mode"] == "agg" and bs > 1:
+        engine["max_num_seqs"] = bs - 1
     mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None
     if mem_fraction is None:
         mem_fraction = trtllm_kv_fraction(r)

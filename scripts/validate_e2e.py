@@ -36,7 +36,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from e2e_protocol import (DEFAULT_DATA, ROOT, SILICON, classify, decode_kv_bound, kv_exceeds_layout, layout_unknown,
-                          scenario)
+                          one_waiting_runs, run_set, scenario)
 
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
@@ -316,6 +316,7 @@ def main():
     backends = ["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend]
     expressible, skipped = [], {}
     unknown_layout = layout_unknown(all_rows)
+    waiting_runs = one_waiting_runs(all_rows)
     for r in all_rows:
         if r["backend"] not in backends:
             continue
@@ -327,6 +328,8 @@ def main():
         parts, why = classify(r)
         if parts is not None and r["id"] in unknown_layout:
             parts, why = None, unknown_layout[r["id"]]
+        if parts is not None and run_set(r) in waiting_runs:
+            parts["one_waiting"] = True
         if parts is None:
             skipped.setdefault((r["backend"], r["mode"], why), []).append(r["id"])
         else:
@@ -499,7 +502,9 @@ def main():
              "recorded silicon_concurrency for disagg rows, all clients starting together, fixed isl, outputs of "
              "osl +- 1 token (SGLang agg rows: exactly osl, with the sglang scheduler; database-dump agg rows, whose "
              "clients are out of phase after the first wave: osl +- 5%), 10 x concurrency requests, the "
-             "row's parallelism/dtype/backend; disagg rows as P/D scenarios with the row's worker counts and per-role "
+             "row's parallelism/dtype/backend (TRT-LLM agg rows of AIConfigurator's harness: its rule's max_num_tokens = "
+             "batch size + isl + 1500; run sets whose TTFT rises with osl by one request per cycle: one slot fewer "
+             "than clients); disagg rows as P/D scenarios with the row's worker counts and per-role "
              "parallelism; TTFT timed at the first token that carries text, as genai-perf and AIPerf do: after gpt-oss's "
              "3-token harmony header). Errors are (simulated - measured) / "
              "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT. "

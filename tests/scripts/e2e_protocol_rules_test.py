@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""e2e_protocol.py's one-waiting-request rule (one_waiting_runs) and TRT-LLM token budget (trtllm_max_num_tokens) on
+hand-made rows: a run set whose TTFT rises with osl by one departure interval per cycle is flagged and replayed with
+one slot fewer than clients; a flat one, a steep one (requests queueing by the dozen) and groups above 64 clients are
+not; the token budget applies to TRT-LLM agg rows of AIConfigurator's harness only."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import e2e_protocol as ep  # noqa: E402
+
+HARNESS = "source_file=/x/aic-auto-gap-analysis/data/h100_sxm/trtllm/1.0.0rc3/%s.csv; silicon_concurrency=%d"
+COLUMNS = ["id", "silicon_data_source", "backend", "backend_version", "model_path", "mode", "isl", "osl", "batch_size",
+           "tp_size", "pp_size", "attention_dp_size", "silicon_ttft_ms", "silicon_tpot_ms"]
+
+
+def row(model, c, osl, ttft, tpot=10.0, backend="trtllm", mode="agg", isl=1024):
+    r = dict.fromkeys(COLUMNS, "")
+    r.update({"id": "%s_%dx%d_c%d_tp1" % (model, isl, osl, c), "silicon_data_source": HARNESS % (model, c),
+              "backend": backend, "model_path": "org/" + model, "mode": mode, "isl": str(isl), "osl": str(osl),
+              "batch_size": str(c), "tp_size": "1", "silicon_ttft_ms": str(ttft), "silicon_tpot_ms": str(tpot)})
+    return r
+
+
+def group(model, c, per_cycle_share, base=100.0):
+    # TTFT = base + share x (osl x TPOT) / c: share 1 is one request per cycle waiting for a whole request.
+    return [row(model, c, osl, base + per_cycle_share * osl * 10.0 / c) for osl in (128, 256, 512)]
+
+
+rows = (group("waits", 8, 1.0) + group("waits", 16, 0.9) + group("waits", 32, 1.1)
+        + group("flat", 8, 0.0) + group("flat", 16, 0.05)
+        + group("kvbound", 8, 40.0) + group("kvbound", 16, 70.0)
+        + group("bigonly", 128, 1.0))
+flagged = {k[1] for k in ep.one_waiting_runs(rows)}
+fails = []
+if flagged != {"org/waits"}:
+    fails.append("one_waiting_runs flagged %s, want only org/waits" % sorted(flagged))
+slopes = ep.one_waiting_slopes(rows)
+got = {k[1]: v for k, v in slopes.items()}
+if abs(got["org/waits"][0] - 1.0) > 1e-9 or got["org/waits"][1] != 3:
+    fails.append("waits: median slope %r, want (1.0, 3)" % (got["org/waits"],))
+if "org/bigonly" in got:
+    fails.append("groups above %d clients were counted" % ep.ONE_WAITING_MAX_CLIENTS)
+
+# The scenario takes the flag and the budget.
+r = rows[0]
+parts = {"model": "Llama-3.1-8B", "fp8": False, "kv_fp8": False, "concurrency": 8, "pp": 1, "tp": 1, "dp": 1,
+         "mtp": 1, "mep": 1, "one_waiting": True}
+eng = ep.scenario(r, parts, None)["engine"]
+if eng.get("max_num_seqs") != 7 or eng.get("max_num_batched_tokens") != 8 + 1024 + 1500:
+    fails.append("flagged TRT-LLM harness row: max_num_seqs %s (want 7), max_num_batched_tokens %s (want 2532)"
+                 % (eng.get("max_num_seqs"), eng.get("max_num_batched_tokens")))
+parts["one_waiting"] = False
+for other in (row("x", 8, 128, 100.0, backend="vllm"), dict(r, silicon_data_source="source_file=2026-04-06.csv")):
+    eng = ep.scenario(other, parts, None)["engine"]
+    if eng["max_num_seqs"] != 1024 or eng["max_num_batched_tokens"] != 8192:
+        fails.append("%s row from %s got limits %s / %s" % (other["backend"], other["silicon_data_source"],
+                                                            eng["max_num_seqs"], eng["max_num_batched_tokens"]))
+if fails:
+    sys.exit("e2e_protocol rules: " + "; ".join(fails))
+print("e2e_protocol one-waiting and TRT-LLM token-budget rules: ok")
