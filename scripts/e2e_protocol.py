@@ -188,15 +188,16 @@ def trtllm_max_num_tokens(r, bs):
     return bs + num(r["isl"]) + TRTLLM_RULE_TOKEN_MARGIN
 
 
-# A run set (one source file of one backend and model) in which one of the clients' requests always waits for a free
-# slot: at a fixed client count c the measured TTFT rises with osl by about one departure interval per cycle,
-# TTFT(osl2) - TTFT(osl1) = (osl2 x TPOT2 - osl1 x TPOT1) / c, which is what c clients on c - 1 slots give (each cycle one
-# request waits for the next departure; identical clients depart together, so it waits a whole request). ONE_WAITING_SLOPE
-# bounds the median of that ratio over the set's groups (same isl, clients and layout; at least two osl values; c <=
-# 64, above which other limits mix in) for a set to count as such: TRT-LLM Llama-3.1-8B measures 0.93 (48 groups, 35
-# of them 0.8-1.2), every other set -0.98 to 0.06 except SGLang 0.5.8.post1's two TP 1 groups at 73, where requests queue for
-# KV by the dozen (TTFTs of 7-89 s), not one at a time. What takes the slot is not recorded (the generator's rules give
-# max_batch_size = the batch size, or 512); the replay gives such sets max_num_seqs = c - 1.
+# A run set (one source file of one backend and model) in which one of the clients' requests always waits for a
+# free slot: at a fixed client count c the measured TTFT rises with osl by about one departure interval per cycle,
+#   TTFT(osl2) - TTFT(osl1) = (osl2 x TPOT2 - osl1 x TPOT1) / c,
+# which is what c clients on c - 1 slots give (each cycle one request waits for the next departure; identical clients
+# depart together, so it waits a whole request). ONE_WAITING_SLOPE bounds the median of that ratio over the set's
+# groups (same isl, clients and layout; at least two osl values; c <= 64, above which other limits mix in) for a set
+# to count as such. TRT-LLM Llama-3.1-8B measures 0.93 (48 groups, 35 of them 0.8-1.2); every other set -0.98 to
+# 0.06, except SGLang 0.5.8.post1's two TP 1 groups at 73, where requests queue for KV by the dozen (TTFTs of 7-89 s),
+# not one at a time. What takes the slot is not recorded (the generator's rules give max_batch_size = the batch size,
+# or 512); the replay gives such sets max_num_seqs = c - 1.
 ONE_WAITING_SLOPE = (0.5, 1.5)
 ONE_WAITING_MAX_CLIENTS = 64
 
