@@ -2,31 +2,30 @@
 the scenario each becomes.
 
 Each agg row becomes a closed-loop scenario: `batch_size` clients (x attention_dp_size: the column is per DP rank),
-each sending the next request when its previous
-one finishes, all starting together; prompts of exactly `isl` tokens; 10 x batch_size requests (at least 32), the
-request count of AIConfigurator's own benchmark runners (genai-perf `--request-count` 10 x concurrency,
-bench_serving `--num-prompts` 10 x concurrency). Output lengths stand in for how the harness's clients drift apart
-after the first wave, which the simulator cannot know (see client_drift): exactly osl for SGLang (its prefill-first
-policy keeps a wave together), osl-1..osl+1 for the other aic-auto-gap-analysis rows (identical clients started
-together stay in lockstep forever in a deterministic simulator; one token of spread lets them drift a little), and
-osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are desynchronised after the first
-wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave of 4 prompts prefilled
-together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8 weights and FP8 KV cache) and backend (which
-tables and host constants) are used; engine limits are vLLM's H100 defaults (max_num_batched_tokens 8192,
-max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size; for the TRT-LLM agg rows of AIConfigurator's
-harness its generator's max_num_tokens, trtllm_max_num_tokens; run sets whose measured TTFT shows one request always
-waiting for a slot get one slot fewer than clients, one_waiting_runs), SGLang agg rows use the `sglang`
-scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm` one (GUARANTEED_NO_EVICT
-admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that of AIConfigurator's
-templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles run their engines'
-overlap schedulers (on by default, as `async_scheduling`: a request arriving during a step joins the step after
-the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVERLAP); TRT-LLM roles capture the CUDA-graph sizes of
-AIConfigurator's rule, padded (trtllm_cuda_graph_sizes). vLLM's async scheduling follows the recorded
-version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded
-version's default (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg
-rows is the default of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token that carries text (TTFT_FROM: the
-harness's chat clients disregard empty responses; gpt-oss opens with a 3-token harmony header). Compared: mean TTFT
-and mean TPOT.
+each sending the next request when its previous one finishes, all starting together; prompts of exactly `isl` tokens;
+10 x batch_size requests (at least 32), the request count of AIConfigurator's own benchmark runners (genai-perf
+`--request-count` 10 x concurrency, bench_serving `--num-prompts` 10 x concurrency). Output lengths stand in for how
+the harness's clients drift apart after the first wave, which the simulator cannot know (see client_drift): exactly
+osl for SGLang (its prefill-first policy keeps a wave together), osl-1..osl+1 for the other aic-auto-gap-analysis rows
+(identical clients started together stay in lockstep forever in a deterministic simulator; one token of spread lets
+them drift a little), and osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are
+desynchronised after the first wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave
+of 4 prompts prefilled together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8
+weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
+defaults (max_num_batched_tokens 8192, max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size; for the
+TRT-LLM agg rows of AIConfigurator's harness its generator's max_num_tokens, trtllm_max_num_tokens; run sets whose
+measured TTFT shows one request always waiting for a slot get one slot fewer than clients, one_waiting_runs), SGLang
+agg rows use the `sglang` scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm`
+one (GUARANTEED_NO_EVICT admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that
+of AIConfigurator's templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles
+run their engines' overlap schedulers (on by default, as `async_scheduling`: a request arriving during a step joins
+the step after the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVERLAP); TRT-LLM roles capture the CUDA-graph sizes
+of AIConfigurator's rule, padded (trtllm_cuda_graph_sizes). vLLM's async scheduling follows the recorded version's
+default (ASYNC_SCHEDULING_SINCE). SGLang's memory share follows the recorded version's default
+(SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg rows is the default
+of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token
+that carries text (TTFT_FROM: the harness's chat clients disregard empty responses; gpt-oss opens with a 3-token
+harmony header). Compared: mean TTFT and mean TPOT.
 
 Disaggregated rows become P/D scenarios: prefill_num_workers replicas of role P with the prefill_* parallelism,
 decode_num_workers replicas of role D with the decode_* parallelism, the KV cache moved over NVLink when all the
