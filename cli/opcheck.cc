@@ -6,6 +6,8 @@
 //   servesim_opcheck PROFILES_DIR GPU BACKEND
 //   servesim_opcheck --transfer PROFILES_DIR FROM TO BACKEND   (the datasheet path's table transfer, see
 //                                                              opcheck_transfer.cc)
+//   servesim_opcheck --query PROFILES_DIR GPU BACKEND          (predictions for shapes on standard input, see
+//                                                              opcheck_query.cc)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ape_stats.h"
+#include "cli/opcheck_query.h"
 #include "cli/opcheck_transfer.h"
 #include "core/fidelity/attention_model.h"
 #include "core/fidelity/deepep_table.h"
@@ -479,6 +482,7 @@ OJson check_deepep(const OpTable& t) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--transfer") return transfer_check_main(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "--query") return query_main(argc, argv);
   if (argc != 4) {
     std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND\n";
     return 2;
