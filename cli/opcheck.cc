@@ -549,6 +549,7 @@ int main(int argc, char** argv) {
   if (load(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
   if (backend != "sglang" && load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
+  if (backend != "sglang" && load(root + "/" + gpu + "/p2p.json", t)) fam["p2p"] = check_curves(t);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
   return 0;

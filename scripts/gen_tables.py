@@ -20,6 +20,8 @@ Writes, for each GPU with measurements (H100-SXM, H200-SXM, A100-80G):
   profiles/<gpu>/sglang/deepep_ll.json, deepep_normal.json   SGLang DeepEP dispatch/combine by (phase, hidden,
                                                       topk, experts[, sms]; tokens per rank), H100-SXM only
   profiles/<gpu>/nccl.json                            NCCL collectives by (op, dtype, gpus; elements)
+  profiles/<gpu>/p2p.json                             NCCL send/recv between two GPUs by (placement; bytes), from
+                                                      Vidur's network profiling (A100-80G, H100-SXM)
   profiles/<gpu>/manifest.json                        source files (sha256, rows read, rows kept) and output sizes
   profiles/datasheet/efficiency.json                  efficiency curves for GPUs without tables (fitted here),
                                                       and the measured window/full prefill ratio
@@ -78,7 +80,7 @@ def num_text(x):
 
 def read_csv_gz(path):
     raw = open(path, "rb").read()
-    text = gzip.decompress(raw).decode("utf-8")
+    text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     return rows, sha256_bytes(raw)
 
@@ -317,6 +319,28 @@ def build_nccl(src):
     return g, {"axes_doc": "elements = values per GPU message (half = 2 bytes, int8 = 1 byte)"}
 
 
+# Point-to-point send/recv between two GPUs (what a pipeline stage hands the next), from Vidur's network profiling
+# (data/vidur/README.md: torch.distributed NCCL send/recv timed with CUDA events, medians in ms). Vidur measured a
+# DGX-A100 and a DGX-H100: two GPUs of one node (devices_per_node 2, NVLink) and one GPU on each of two nodes
+# (devices_per_node 1, the inter-node network). AIConfigurator's data has no point-to-point measurements.
+P2P_SOURCES = {"A100-80G": "vidur/profiling/network/a100_dgx/send_recv.csv",
+               "H100-SXM": "vidur/profiling/network/h100_dgx/send_recv.csv"}
+
+
+def build_p2p(src):
+    g = Grid(["placement"], ["bytes"])
+    for r in src.rows:
+        if r["collective"] != "send_recv" or r["num_workers"] != "2":
+            continue
+        placement = {"2": "intra_node", "1": "inter_node"}.get(r["devices_per_node"])
+        if placement is None:
+            continue
+        g.add((placement,), (int(r["size"]),), float(r["time_stats.send_recv.median"]), "nccl_send_recv")
+        src.kept += 1
+    return g, {"axes_doc": "bytes = message size; intra_node = two GPUs of one node (NVLink), inter_node = one GPU on "
+                           "each of two nodes; median of Vidur's timings"}
+
+
 # SGLang's DeepEP MoE all-to-all (H100-SXM, sglang 0.5.12; AIConfigurator collector/wideep/sglang/
 # collect_deepep_{ll,normal}.py wrapping deepep/test_{low_latency,intranode}.py). What the columns mean, from those
 # sources (docs in profiles/README.md):
@@ -437,6 +461,22 @@ def generate(data_dir):
             path = "%s/nccl.json" % gpu
             out[path] = table_text(head, tables)
             manifest["files"].append({"path": path, "op": "nccl", "backend": "nccl", "backend_version": version,
+                                      "source": src.doc(), "tables": len(tables),
+                                      "cells": sum(len(t["values"]) for t in tables),
+                                      "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),
+                                      "bytes": len(out[path].encode())})
+        rel = P2P_SOURCES.get(gpu)
+        if rel and os.path.exists(os.path.join(data_dir, rel)):
+            src = Source(data_dir, rel)
+            grid, doc = build_p2p(src)
+            head = {"format": FORMAT, "gpu": gpu, "backend": "nccl", "backend_version": "vidur", "op": "p2p",
+                    "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
+            head.update(doc)
+            head["source"] = src.doc()
+            tables = grid.tables()
+            path = "%s/p2p.json" % gpu
+            out[path] = table_text(head, tables)
+            manifest["files"].append({"path": path, "op": "p2p", "backend": "nccl", "backend_version": "vidur",
                                       "source": src.doc(), "tables": len(tables),
                                       "cells": sum(len(t["values"]) for t in tables),
                                       "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),

@@ -38,7 +38,7 @@ import measured_tables  # noqa: E402
 PROFILES = os.path.join(ROOT, "profiles")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 FAMILY_ORDER = ["gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
-                "custom_allreduce", "nccl", "deepep_ll", "deepep_normal"]
+                "custom_allreduce", "nccl", "p2p", "deepep_ll", "deepep_normal"]
 
 
 def load_json(path, default=None):

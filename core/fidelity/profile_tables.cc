@@ -96,6 +96,7 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
     load_table(catalog, folder, "mla_generation.json", out.mla_generation, error);
   }
   load_table(catalog, gpu, "nccl.json", out.nccl, error);
+  load_table(catalog, gpu, "p2p.json", out.p2p, error);
   // SGLang's one table family of its own: the DeepEP dispatch/combine of its EP MoE layers (H100-SXM).
   if (backend == "sglang" && model.is_moe()) {
     load_table(catalog, gpu + "/sglang", "deepep_ll.json", out.deepep_ll, error);
@@ -206,6 +207,7 @@ bool load_moved_tables(const ResourceCatalog& catalog, const std::string& from, 
                        const std::string& backend, const ModelSpec& model, ProfileTables& out, std::string& error) {
   if (!load_profile_tables(catalog, from, backend, model, out, error)) return false;
   if (!out.any() && !load_profile_tables(catalog, from, "vllm", model, out, error)) return false;
+  out.p2p = OpTable();  // measured on `from`'s links, not `gpu`'s
   if (!out.any()) return true;
   const std::string key = transfer_cache_key(out, ref, gpu, model);
   if (!cached_transfer(key, out)) {

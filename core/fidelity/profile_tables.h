@@ -26,6 +26,10 @@ struct ProfileTables {
   OpTable deepep_ll, deepep_normal;     ///< SGLang DeepEP all-to-all (sglang backend, MoE models; H100-SXM only)
   /// Sliding-window attention grids, key + window (loaded for models with sliding layers only).
   OpTable context_attention_window, generation_attention_window;
+  /// Point-to-point send/recv between two GPUs by placement (intra_node, inter_node; bytes): profiles/<gpu>/p2p.json,
+  /// Vidur's measurements. The GPU's own only: tables moved to another GPU leave it empty (its links differ), and
+  /// pipeline hops fall back to the link roofline. Not part of tables(): nothing transfers or supplements it.
+  OpTable p2p;
   std::string validation_json;  ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
   std::string transferred_to;

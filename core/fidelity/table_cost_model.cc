@@ -68,6 +68,13 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   source_[static_cast<int>(OpFamily::kEmbedding)] = PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kOverhead)] = PriceSource::kCalibrated;
+  if (p_.pp > 1) {
+    const char* placement = p_.world_size() <= g_.gpus_per_node ? "intra_node" : "inter_node";
+    if (const OpGrid* g = t_.p2p.find({placement}); g && g->axes.size() == 1) {
+      p2p_hop_ = LogCurve(g->axes[0], g->values);
+      if (!p2p_hop_.empty()) source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kTable;
+    }
+  }
   if (!m_.is_moe()) source_[static_cast<int>(OpFamily::kMoe)] = fallback;
   build_gemms();
   if (!m_.is_mla()) {
@@ -502,6 +509,15 @@ double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
   return layers_total_ * all_reduce_on(4 * tokens, p_.tp_attn, graph, nullptr);
 }
 
+double TableCostModel::pipeline_hop_us(double tokens, bool* extrapolated) const {
+  if (p_.pp <= 1) return 0;
+  const double bytes = tokens * static_cast<double>(m_.hidden_size) * 2;
+  if (!p2p_hop_.empty()) return p2p_hop_.eval_affine(bytes, extrapolated);
+  const bool intra = p_.world_size() <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
+  return bytes / bw * 1e6 + roofline_.constants().link_latency_us;
+}
+
 double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
   return all_reduce_on(elements, p_.tp_attn, graph, extrapolated);
 }
@@ -626,7 +642,6 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   auto fam = [&us](OpFamily f) -> double& { return us[static_cast<int>(f)]; };
   const std::int64_t T = s.num_tokens + s.padded_tokens;
   const double Td = static_cast<double>(T);
-  const double H = static_cast<double>(m_.hidden_size);
 
   // Token-only costs (GEMMs, elementwise, embedding, all-reduce), memoised per token count.
   const bool piecewise = !s.cuda_graph && !e_.enforce_eager && T <= max_capture_;
@@ -684,10 +699,9 @@ BatchCost TableCostModel::price(const BatchShape& s) {
     count(OpFamily::kAttentionDecode, ex);
   }
   if (p_.pp > 1) {
-    const bool intra = p_.world_size() <= g_.gpus_per_node;
-    const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
-    fam(OpFamily::kPipelineP2p) =
-        (p_.pp - 1) * (Td * H * 2 / bw * 1e6 + roofline_.constants().link_latency_us);
+    bool ex = false;
+    fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * pipeline_hop_us(Td, &ex);
+    count(OpFamily::kPipelineP2p, ex);
   }
   return finish(us, s, piecewise);
 }
@@ -739,9 +753,9 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
     if (!s.prefills.empty()) count(OpFamily::kAttentionPrefill, ex[static_cast<int>(OpFamily::kAttentionPrefill)]);
     if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex[static_cast<int>(OpFamily::kAttentionDecode)]);
     if (p_.pp > 1) {
-      const bool intra = p_.world_size() <= g_.gpus_per_node;
-      const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
-      fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * (Td * H * 2 / bw * 1e6 + roofline_.constants().link_latency_us);
+      bool ex = false;
+      fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * pipeline_hop_us(Td, &ex);
+      count(OpFamily::kPipelineP2p, ex);
     }
   }
   if (part_ != CostPart::kAttention) {

@@ -10,7 +10,8 @@
 ///                      or the kernel tables as they are (mla_module_table.h)
 ///   all_reduce         the backend's all-reduce table (vLLM dispatcher, TRT-LLM AUTO) by message size; NCCL beyond it
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
-///   norm, embedding, pipeline_p2p   roofline (no measurements exist for them)
+///   pipeline_p2p       the GPU's measured send/recv curve for the hop's placement (p2p.json), else roofline
+///   norm, embedding    roofline (no measurements exist for them)
 ///   cpu_overhead       per-backend constants calibrated on silicon_h100.csv (docs/validation.md)
 /// Any family without a usable table falls back to the datasheet: the roofline corrected by efficiency curves
 /// fitted on the GPUs that have tables (profiles/datasheet/efficiency.json), "datasheet-derived" in the result.
@@ -111,6 +112,11 @@ class TableCostModel : public CostModel {
   /// One MoE layer as dispatch + slowest rank's experts + combine for these expert loads.
   MoeLayerTime moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
                          bool* extrapolated = nullptr) const;
+  /// One pipeline hop: the [tokens x hidden] bf16 activations one stage hands the next. From the measured
+  /// send/recv curve of the hop's placement (p2p.json: the stages share a node when the role's GPUs fit one, else
+  /// they cross the network), else the link roofline (link bandwidth x efficiency + fixed latency). Flags sizes
+  /// outside the measured range. 0 without pipeline parallelism.
+  double pipeline_hop_us(double tokens, bool* extrapolated = nullptr) const;
   const BackendConstants& constants() const { return k_; }
   void set_constants(const BackendConstants& k) { k_ = k; }
   MoeRouting routing() const { return routing_; }
@@ -120,6 +126,7 @@ class TableCostModel : public CostModel {
   }
 
  private:
+  LogCurve p2p_hop_;  ///< send/recv time (us) against bytes for this role's hop placement; empty = link roofline
   struct GemmUse {
     GemmCurve table;  ///< empty = datasheet
     double count = 1; ///< per layer
