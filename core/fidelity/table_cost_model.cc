@@ -512,7 +512,16 @@ double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
 double TableCostModel::pipeline_hop_us(double tokens, bool* extrapolated) const {
   if (p_.pp <= 1) return 0;
   const double bytes = tokens * static_cast<double>(m_.hidden_size) * 2;
-  if (!p2p_hop_.empty()) return p2p_hop_.eval_affine(bytes, extrapolated);
+  if (!p2p_hop_.empty()) {
+    // Above the largest measured message (64 MiB) bandwidth-bound: scaled linearly in size from it, flagged; below
+    // the smallest, its time (latency-bound), flagged by eval_affine.
+    const double hi = p2p_hop_.xs().back();
+    if (bytes > hi) {
+      if (extrapolated) *extrapolated = true;
+      return p2p_hop_.ys().back() * (bytes / hi);
+    }
+    return p2p_hop_.eval_affine(bytes, extrapolated);
+  }
   const bool intra = p_.world_size() <= g_.gpus_per_node;
   const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
   return bytes / bw * 1e6 + roofline_.constants().link_latency_us;

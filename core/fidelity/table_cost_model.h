@@ -114,8 +114,9 @@ class TableCostModel : public CostModel {
                          bool* extrapolated = nullptr) const;
   /// One pipeline hop: the [tokens x hidden] bf16 activations one stage hands the next. From the measured
   /// send/recv curve of the hop's placement (p2p.json: the stages share a node when the role's GPUs fit one, else
-  /// they cross the network), else the link roofline (link bandwidth x efficiency + fixed latency). Flags sizes
-  /// outside the measured range. 0 without pipeline parallelism.
+  /// they cross the network), else the link roofline (link bandwidth x efficiency + fixed latency). Outside the
+  /// measured sizes, as for collectives: the smallest message's time below, scaled linearly in size above; both
+  /// flagged. 0 without pipeline parallelism.
   double pipeline_hop_us(double tokens, bool* extrapolated = nullptr) const;
   const BackendConstants& constants() const { return k_; }
   void set_constants(const BackendConstants& k) { k_ = k; }

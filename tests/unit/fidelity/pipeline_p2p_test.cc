@@ -78,10 +78,12 @@ TEST_CASE("pipeline hops across nodes read the inter-node curve, slower than NVL
   const LogCurve inter = measured("H100-SXM", "inter_node");
   CHECK(a->pipeline_hop_us(1024) == Approx(inter.eval_affine(1024 * 8192.0 * 2)).epsilon(1e-9));
   CHECK(a->pipeline_hop_us(1024) > 3 * w->pipeline_hop_us(1024));
-  // Past the largest measured message (64 MiB) the lookup is flagged.
+  // Past the largest measured message (64 MiB) the lookup is flagged and scales with the size (bandwidth-bound).
   bool ex = false;
-  a->pipeline_hop_us(8192, &ex);  // 128 MiB
+  const double at_128mib = a->pipeline_hop_us(8192, &ex);  // 8192 x 8192 x 2 bytes = 128 MiB
   CHECK(ex);
+  CHECK(at_128mib == Approx(2 * a->pipeline_hop_us(4096)).epsilon(1e-9));  // 64 MiB: the last measured size
+  CHECK(a->pipeline_hop_us(16384) == Approx(2 * at_128mib).epsilon(1e-9));
 }
 
 TEST_CASE("without a measured send/recv curve pipeline hops keep the link roofline", "[fidelity][p2p]") {
