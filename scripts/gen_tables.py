@@ -414,6 +414,23 @@ BACKENDS = ["vllm", "trtllm", "sglang"]
 OPS = {"vllm": BACKEND_OPS, "trtllm": BACKEND_OPS, "sglang": SGLANG_OPS}
 
 
+def add_gpu_table(out, manifest, gpu, op, version, src, builder):
+    """Writes profiles/<gpu>/<op>.json (a table of the GPU, not of one engine: backend "nccl") and its manifest entry."""
+    grid, doc = builder(src)
+    head = {"format": FORMAT, "gpu": gpu, "backend": "nccl", "backend_version": version, "op": op,
+            "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
+    head.update(doc)
+    head["source"] = src.doc()
+    tables = grid.tables()
+    path = "%s/%s.json" % (gpu, op)
+    out[path] = table_text(head, tables)
+    manifest["files"].append({"path": path, "op": op, "backend": "nccl", "backend_version": version,
+                              "source": src.doc(), "tables": len(tables),
+                              "cells": sum(len(t["values"]) for t in tables),
+                              "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),
+                              "bytes": len(out[path].encode())})
+
+
 def generate(data_dir):
     """Returns {relative path under profiles/: text}."""
     out = {}
@@ -451,36 +468,10 @@ def generate(data_dir):
         hit = find_source(data_dir, system, "comm", "nccl", "nccl_perf")
         if hit:
             version, rel = hit
-            src = Source(data_dir, rel)
-            grid, doc = build_nccl(src)
-            head = {"format": FORMAT, "gpu": gpu, "backend": "nccl", "backend_version": version, "op": "nccl",
-                    "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
-            head.update(doc)
-            head["source"] = src.doc()
-            tables = grid.tables()
-            path = "%s/nccl.json" % gpu
-            out[path] = table_text(head, tables)
-            manifest["files"].append({"path": path, "op": "nccl", "backend": "nccl", "backend_version": version,
-                                      "source": src.doc(), "tables": len(tables),
-                                      "cells": sum(len(t["values"]) for t in tables),
-                                      "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),
-                                      "bytes": len(out[path].encode())})
+            add_gpu_table(out, manifest, gpu, "nccl", version, Source(data_dir, rel), build_nccl)
         rel = P2P_SOURCES.get(gpu)
         if rel and os.path.exists(os.path.join(data_dir, rel)):
-            src = Source(data_dir, rel)
-            grid, doc = build_p2p(src)
-            head = {"format": FORMAT, "gpu": gpu, "backend": "nccl", "backend_version": "vidur", "op": "p2p",
-                    "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
-            head.update(doc)
-            head["source"] = src.doc()
-            tables = grid.tables()
-            path = "%s/p2p.json" % gpu
-            out[path] = table_text(head, tables)
-            manifest["files"].append({"path": path, "op": "p2p", "backend": "nccl", "backend_version": "vidur",
-                                      "source": src.doc(), "tables": len(tables),
-                                      "cells": sum(len(t["values"]) for t in tables),
-                                      "measured_cells": sum(1 for t in tables for v in t["values"] if v is not None),
-                                      "bytes": len(out[path].encode())})
+            add_gpu_table(out, manifest, gpu, "p2p", "vidur", Source(data_dir, rel), build_p2p)
         for b in BACKENDS:
             # What a role of this backend may load: its own files and NCCL's (SGLang's also the vLLM ones).
             loads = (b, "nccl", "vllm") if b == "sglang" else (b, "nccl")
