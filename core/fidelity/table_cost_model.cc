@@ -905,6 +905,10 @@ std::string TableCostModel::describe() const {
          (t_.deepep_from.empty() ? "" : " moved to the " + g_.name + " datasheet") + " (" +
          t_.deepep_normal.backend_version + ", normal mode [" + deepep_normal_.describe() +
          "] with prefill tokens, low-latency [" + deepep_ll_.describe() + "] without)";
+  if (!p2p_hop_.empty())
+    d += "; pipeline hops from NCCL send/recv measured " +
+         std::string(p_.world_size() <= g_.gpus_per_node ? "within one " : "across two ") + t_.gpu +
+         (p_.world_size() <= g_.gpus_per_node ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
   if (sliding_layers_ > 0)
     d += std::string("; sliding-window layers (window ") + key_int(m_.sliding_window) + ") from " +
          (prefill_win_.ok() && decode_win_.ok() ? "the window tables" : "the full-attention tables on the window's keys");
