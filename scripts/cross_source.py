@@ -6,7 +6,7 @@ DGX-H100 node). Neither measurement is the truth; the figures say how far two ca
 disagree, which bounds what a per-op error goal can mean. Writes the "Cross-source agreement" section of
 docs/validation.md (between its markers) and prints the tables.
 
-    python3 scripts/cross_source.py [--opcheck build/native/cli/servesim_opcheck] [--no-write]
+    python3 scripts/cross_source.py [--opcheck build/native/cli/servesim_opcheck] [--no-write | --check]
 
 Vidur times one layer's projections as PyTorch fp16 linear modules (cuBLAS) at each token count and TP size; the
 simulator reads bf16 cells (same tensor-core rate). Shapes: QKV n = (heads + 2 kv heads) x head_dim / TP,
@@ -141,6 +141,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--opcheck", default=os.path.join(ROOT, "build", "native", "cli", "servesim_opcheck"))
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="fail unless docs/validation.md holds exactly this run's section (nothing is written)")
     args = ap.parse_args()
     if not os.path.exists(args.opcheck):
         sys.exit("servesim_opcheck not built: %s" % args.opcheck)
@@ -163,10 +165,15 @@ def main():
             "%s %s" % (gpu, b) for b in ("<= 256 KiB", "<= 8 MiB", "> 8 MiB")]
     lines += table("NCCL all-reduce, one node (AIConfigurator vs Vidur)", comm, comm_order) + ["", END]
     text = "\n".join(lines)
+    doc = open(DOC).read()
+    if args.check:
+        if text not in doc:
+            sys.exit("docs/validation.md's cross-source section is stale: run python3 scripts/cross_source.py")
+        print("cross-source section up to date")
+        return
     print(text)
     if args.no_write:
         return
-    doc = open(DOC).read()
     if BEGIN in doc and END in doc:
         doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
     else:
