@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ape_stats.h"
+#include "cli/op_table_file.h"
 #include "cli/opcheck_query.h"
 #include "cli/opcheck_transfer.h"
 #include "core/fidelity/attention_model.h"
@@ -37,26 +38,6 @@ using namespace servesim;
 using OJson = nlohmann::ordered_json;
 
 namespace {
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return true;
-}
-
-bool load(const std::string& path, OpTable& t) {
-  std::string text;
-  if (!read_file(path, text)) return false;
-  const std::string err = parse_op_table(text, t);
-  if (!err.empty()) {
-    std::cerr << path << ": " << err << "\n";
-    return false;
-  }
-  return true;
-}
 
 /// Every third interior grid line held out (indices 1, 4, 7, ... that are not the last).
 std::vector<bool> every_third(std::size_t n) {
@@ -491,7 +472,7 @@ int main(int argc, char** argv) {
   GpuFacts facts;
   {
     std::string text;
-    if (read_file(root + "/gpus/" + gpu + ".json", text)) {
+    if (read_text_file(root + "/gpus/" + gpu + ".json", text)) {
       const auto j = nlohmann::json::parse(text, nullptr, false);
       if (!j.is_discarded()) {
         facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
@@ -507,17 +488,17 @@ int main(int argc, char** argv) {
   OJson fam;
   OpTable t;
   const std::string dir = root + "/" + gpu + "/" + backend + "/";
-  if (load(dir + "gemm.json", t)) {
+  if (load_op_table_file(dir + "gemm.json", t)) {
     out["backend_version"] = t.backend_version;
     fam["gemm"] = check_gemm(t);
   }
-  if (load(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
-  if (load(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
+  if (load_op_table_file(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
+  if (load_op_table_file(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
   {
     OpTable gemm;
     MlaShapes sh;
     std::string text;
-    if (read_file(root + "/models/DeepSeek-V3.json", text)) {
+    if (read_text_file(root + "/models/DeepSeek-V3.json", text)) {
       const auto j = nlohmann::json::parse(text, nullptr, false);
       if (!j.is_discarded() && j.contains("config")) {
         const auto& c = j["config"];
@@ -531,9 +512,9 @@ int main(int argc, char** argv) {
     }
     // Module tables (H100/H200) or A100's per-kernel tables; both phases are loaded (the projection cap uses both).
     OpTable ctx, gen;
-    load(dir + "gemm.json", gemm);
-    const bool have_ctx = load(dir + "mla_context.json", ctx);
-    const bool have_gen = load(dir + "mla_generation.json", gen);
+    load_op_table_file(dir + "gemm.json", gemm);
+    const bool have_ctx = load_op_table_file(dir + "mla_context.json", ctx);
+    const bool have_gen = load_op_table_file(dir + "mla_generation.json", gen);
     if (have_ctx) {
       OJson j = check_mla(ctx, gen, gemm, false, facts.sms, sh);
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
@@ -543,13 +524,13 @@ int main(int argc, char** argv) {
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
     }
   }
-  if (load(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
-  if (load(dir + "custom_allreduce.json", t)) fam["custom_allreduce"] = check_curves(t);
-  if (load(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
-  if (load(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
+  if (load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
+  if (load_op_table_file(dir + "custom_allreduce.json", t)) fam["custom_allreduce"] = check_curves(t);
+  if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
+  if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
-  if (backend != "sglang" && load(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
-  if (backend != "sglang" && load(root + "/" + gpu + "/p2p.json", t)) fam["p2p"] = check_curves(t);
+  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
+  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t)) fam["p2p"] = check_curves(t);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
   return 0;

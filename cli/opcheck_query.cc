@@ -3,7 +3,8 @@
 // (scripts/cross_source.py). One query per line, one answer per line:
 //
 //   gemm DTYPE M N K            ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/BACKEND/gemm.json)
-//   collective OP DTYPE GPUS E  ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/nccl.json, E elements per GPU)
+//   collective OP half GPUS E   ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/nccl.json, E elements per GPU,
+//                                                                 read by CollectiveModel as roles read it)
 //
 // A query the tables cannot answer (no grid for the key, malformed line) prints "nan 1" and a message on stderr
 // naming the line; the run goes on.
@@ -12,29 +13,19 @@
 #include "cli/opcheck_query.h"
 
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "cli/op_table_file.h"
+#include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
-#include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
 
 using namespace servesim;
 
 namespace {
-
-bool load_table(const std::string& path, OpTable& t) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string err = parse_op_table(ss.str(), t);
-  if (!err.empty()) std::cerr << path << ": " << err << "\n";
-  return err.empty();
-}
 
 bool positive(double v) { return std::isfinite(v) && v > 0; }
 
@@ -47,8 +38,10 @@ int query_main(int argc, char** argv) {
   }
   const std::string root = argv[2], gpu = argv[3], backend = argv[4];
   OpTable gemm, nccl;
-  const bool have_gemm = load_table(root + "/" + gpu + "/" + backend + "/gemm.json", gemm);
-  const bool have_nccl = load_table(root + "/" + gpu + "/nccl.json", nccl);
+  const bool have_gemm = load_op_table_file(root + "/" + gpu + "/" + backend + "/gemm.json", gemm);
+  const bool have_nccl = load_op_table_file(root + "/" + gpu + "/nccl.json", nccl);
+  CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
+  collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
   std::string line;
   long line_no = 0;
@@ -81,20 +74,20 @@ int query_main(int argc, char** argv) {
         why = "no gemm grid for dtype " + dtype;
       }
     } else if (kind == "collective") {
-      std::string op, dtype, gpus;
+      std::string op, dtype;
+      int gpus = 0;
       double elements = 0;
-      if (!(in >> op >> dtype >> gpus >> elements) || !positive(elements)) {
-        why = "expected: collective OP DTYPE GPUS ELEMENTS with ELEMENTS > 0";
+      if (!(in >> op >> dtype >> gpus >> elements) || gpus < 2 || !positive(elements)) {
+        why = "expected: collective OP DTYPE GPUS ELEMENTS with GPUS >= 2 and ELEMENTS > 0";
       } else if (!have_nccl) {
         why = "no nccl.json for " + gpu;
-      } else if (const OpGrid* g = nccl.find({op, dtype, gpus}); g && g->axes.size() == 1) {
-        const LogCurve c(g->axes[0], g->values);
-        if (!c.empty()) {
-          extrapolated = false;
-          us = c.eval_affine(elements, &extrapolated);
-        }
+      } else if (dtype != "half") {
+        why = "the simulator prices 16-bit collectives only (dtype half), not " + dtype;
+      } else if (const CollectiveTime t = collectives.nccl(op, elements, gpus); t.ok) {
+        us = t.us;
+        extrapolated = t.extrapolated;
       } else {
-        why = "no collective grid for " + op + " " + dtype + " " + gpus;
+        why = "no collective grid for " + op + " half " + std::to_string(gpus);
       }
     } else {
       why = "unknown query kind '" + kind + "' (gemm or collective)";

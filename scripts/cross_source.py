@@ -23,6 +23,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gen_tables  # noqa: E402  (pct: the nearest-rank quantile validate_ops.py reports with)
 VIDUR = os.path.join(ROOT, "..", "shared", "data", "vidur", "profiling")
 DOC = os.path.join(ROOT, "docs", "validation.md")
 BEGIN, END = "<!-- BEGIN cross_source -->", "<!-- END cross_source -->"
@@ -59,18 +61,17 @@ def run_queries(opcheck, gpu, backend, lines):
 
 def stats(pairs):
     """pairs: (prediction, measurement). Absolute and signed percentage errors of the prediction."""
-    ape = sorted(abs(p / m - 1) * 100 for p, m in pairs)
+    ape = sorted(abs(p / m - 1) * 100 for p, m in pairs)  # sorted: the max is the last
     signed = [(p / m - 1) * 100 for p, m in pairs]
 
     # The same after dividing out one factor, the median ratio: the shape-by-shape scatter left once a constant
     # difference between the two machines (clocks, power limit, software) is taken away.
     scale = statistics.median(p / m for p, m in pairs)
-    rel = sorted(abs(p / m / scale - 1) * 100 for p, m in pairs)
+    rel = [abs(p / m / scale - 1) * 100 for p, m in pairs]
 
-    def q(v, f):
-        return v[min(len(v) - 1, int(f * len(v)))]
-    return {"n": len(pairs), "p50": statistics.median(ape), "p95": q(ape, 0.95), "max": ape[-1],
-            "signed_median": statistics.median(signed), "rel_p50": statistics.median(rel), "rel_p95": q(rel, 0.95)}
+    return {"n": len(pairs), "p50": statistics.median(ape), "p95": gen_tables.pct(ape, 0.95), "max": ape[-1],
+            "signed_median": statistics.median(signed), "rel_p50": statistics.median(rel),
+            "rel_p95": gen_tables.pct(rel, 0.95)}
 
 
 M_BANDS = ("m <= 64", "m 65-512", "m 513-2048", "m > 2048")

@@ -78,7 +78,8 @@ def num_text(x):
     return repr(float(x))
 
 
-def read_csv_gz(path):
+def read_csv(path):
+    """Rows of a .csv or .csv.gz file and the sha256 of its bytes as stored."""
     raw = open(path, "rb").read()
     text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -91,7 +92,7 @@ class Source:
     def __init__(self, data_dir, rel):
         self.rel = rel
         self.path = os.path.join(data_dir, rel)
-        self.rows, self.sha = read_csv_gz(self.path)
+        self.rows, self.sha = read_csv(self.path)
         self.kept = 0
 
     def doc(self):

@@ -30,7 +30,7 @@ MAX_SPREAD = 1.5
 
 def load(name):
     """({(m, n, k): latency in us}, how many disturbed cells were left out) of one committed CSV."""
-    rows, _ = gen_tables.read_csv_gz(os.path.join(DIR, name + ".csv.gz"))
+    rows, _ = gen_tables.read_csv(os.path.join(DIR, name + ".csv.gz"))
     cells = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["latency"]) * 1000.0 for r in rows
              if float(r["spread"]) <= MAX_SPREAD}
     return cells, len(rows) - len(cells)

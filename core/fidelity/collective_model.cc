@@ -22,19 +22,19 @@ void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, dou
   }
 }
 
-CollectiveTime CollectiveModel::lookup(const LogCurve& c, double elements) {
+CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
   CollectiveTime t;
   t.ok = !c.empty();
   if (!t.ok) return t;
-  if (elements <= 0) return t;
+  if (size <= 0) return t;
   const double hi = c.xs().back();
-  if (elements > hi) {
-    t.us = c.ys().back() * (elements / hi);
+  if (size > hi) {
+    t.us = c.ys().back() * (size / hi);
     t.extrapolated = true;
     return t;
   }
   bool clamped = false;
-  t.us = c.eval_affine(elements, &clamped);
+  t.us = c.eval_affine(size, &clamped);
   t.extrapolated = clamped;
   return t;
 }

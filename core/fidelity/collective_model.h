@@ -39,9 +39,11 @@ class CollectiveModel {
   CollectiveTime nccl(const std::string& op, double elements, int gpus) const;
   bool has_nccl() const { return !nccl_.empty(); }
   bool has_custom() const { return !custom_.empty(); }
+  /// One measured message-size curve read at `size` (its own unit: elements here, bytes for point-to-point): the
+  /// rule of this header, linear/log-log between sizes, the smallest size's time below, linear in size above.
+  static CollectiveTime lookup(const LogCurve& c, double size);
 
  private:
-  static CollectiveTime lookup(const LogCurve& c, double elements);
   std::map<std::pair<std::string, int>, LogCurve> nccl_;    // (op, gpus), half precision
   std::map<std::pair<std::string, int>, LogCurve> custom_;  // (graph|eager, gpus)
   double custom_max_bytes_ = 0;

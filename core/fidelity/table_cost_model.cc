@@ -68,9 +68,9 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   source_[static_cast<int>(OpFamily::kEmbedding)] = PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kOverhead)] = PriceSource::kCalibrated;
+  hop_intra_node_ = p_.world_size() <= g_.gpus_per_node;
   if (p_.pp > 1) {
-    const char* placement = p_.world_size() <= g_.gpus_per_node ? "intra_node" : "inter_node";
-    if (const OpGrid* g = t_.p2p.find({placement}); g && g->axes.size() == 1) {
+    if (const OpGrid* g = t_.p2p.find({hop_intra_node_ ? "intra_node" : "inter_node"}); g && g->axes.size() == 1) {
       p2p_hop_ = LogCurve(g->axes[0], g->values);
       if (!p2p_hop_.empty()) source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kTable;
     }
@@ -513,17 +513,13 @@ double TableCostModel::pipeline_hop_us(double tokens, bool* extrapolated) const 
   if (p_.pp <= 1) return 0;
   const double bytes = tokens * static_cast<double>(m_.hidden_size) * 2;
   if (!p2p_hop_.empty()) {
-    // Above the largest measured message (64 MiB) bandwidth-bound: scaled linearly in size from it, flagged; below
-    // the smallest, its time (latency-bound), flagged by eval_affine.
-    const double hi = p2p_hop_.xs().back();
-    if (bytes > hi) {
-      if (extrapolated) *extrapolated = true;
-      return p2p_hop_.ys().back() * (bytes / hi);
-    }
-    return p2p_hop_.eval_affine(bytes, extrapolated);
+    // The collectives' rule for a measured size curve (64 MiB is the largest measured message).
+    const CollectiveTime t = CollectiveModel::lookup(p2p_hop_, bytes);
+    if (extrapolated && t.extrapolated) *extrapolated = true;
+    return t.us;
   }
-  const bool intra = p_.world_size() <= g_.gpus_per_node;
-  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
+  const double bw =
+      (hop_intra_node_ ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
   return bytes / bw * 1e6 + roofline_.constants().link_latency_us;
 }
 
@@ -906,9 +902,8 @@ std::string TableCostModel::describe() const {
          t_.deepep_normal.backend_version + ", normal mode [" + deepep_normal_.describe() +
          "] with prefill tokens, low-latency [" + deepep_ll_.describe() + "] without)";
   if (!p2p_hop_.empty())
-    d += "; pipeline hops from NCCL send/recv measured " +
-         std::string(p_.world_size() <= g_.gpus_per_node ? "within one " : "across two ") + t_.gpu +
-         (p_.world_size() <= g_.gpus_per_node ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
+    d += "; pipeline hops from NCCL send/recv measured " + std::string(hop_intra_node_ ? "within one " : "across two ") +
+         t_.gpu + (hop_intra_node_ ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
   if (sliding_layers_ > 0)
     d += std::string("; sliding-window layers (window ") + key_int(m_.sliding_window) + ") from " +
          (prefill_win_.ok() && decode_win_.ok() ? "the window tables" : "the full-attention tables on the window's keys");

@@ -128,6 +128,7 @@ class TableCostModel : public CostModel {
 
  private:
   LogCurve p2p_hop_;  ///< send/recv time (us) against bytes for this role's hop placement; empty = link roofline
+  bool hop_intra_node_ = true;  ///< the role's GPUs fit one node: its pipeline hops stay on NVLink
   struct GemmUse {
     GemmCurve table;  ///< empty = datasheet
     double count = 1; ///< per layer
