@@ -472,7 +472,7 @@ int main(int argc, char** argv) {
   GpuFacts facts;
   {
     std::string text;
-    if (read_text_file(root + "/gpus/" + gpu + ".json", text)) {
+    if (read_file(root + "/gpus/" + gpu + ".json", text)) {
       const auto j = nlohmann::json::parse(text, nullptr, false);
       if (!j.is_discarded()) {
         facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
     OpTable gemm;
     MlaShapes sh;
     std::string text;
-    if (read_text_file(root + "/models/DeepSeek-V3.json", text)) {
+    if (read_file(root + "/models/DeepSeek-V3.json", text)) {
       const auto j = nlohmann::json::parse(text, nullptr, false);
       if (!j.is_discarded() && j.contains("config")) {
         const auto& c = j["config"];
