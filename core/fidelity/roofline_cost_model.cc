@@ -27,6 +27,7 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu,
     qk_dim_ = v_dim_ = static_cast<double>(m_.head_dim);
   }
   layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
+  hop_ = pipeline_hop_shape(engine.backend);
 }
 
 std::string RooflineCostModel::describe() const { return "roofline from the " + g_.name + " datasheet"; }
@@ -56,6 +57,24 @@ double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {
   const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
   // Ring all-reduce moves 2 (n-1)/n of the buffer through each GPU's link.
   return 2.0 * (gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
+double RooflineCostModel::all_gather_ns(double bytes, int gpus) const {
+  if (gpus <= 1 || bytes <= 0) return 0;
+  const bool intra = gpus <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  return static_cast<double>(gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
+double RooflineCostModel::pipeline_hop_ns(double tokens) const {
+  if (p_.pp <= 1 || tokens <= 0) return 0;
+  const double bytes = tokens * static_cast<double>(m_.hidden_size) * a_bytes_;  // one whole tensor
+  const int tp = p_.tp_attn;
+  const bool split = hop_.split_over_tp && tp > 1;
+  const bool intra = p_.world_size() <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  const double send = (split ? bytes / tp : bytes) / bw * 1e9 + k_.link_latency_us * 1e3;
+  return hop_.tensors * (send + (split ? all_gather_ns(bytes, tp) : 0));
 }
 
 double RooflineCostModel::moe_experts_ns(double T) const {
@@ -187,11 +206,7 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wai
   add(OpFamily::kLmHead, gemm_ns(std::max(1, s.num_sampled), static_cast<double>(m_.vocab_size) / tp, H));
   // Tensor parallelism: an all-reduce after attention and after the FFN in every layer.
   add(OpFamily::kAllReduce, L * 2 * all_reduce_ns(T * H * a_bytes_, tp) + qk_norm_all_reduces_ns(T));
-  if (p_.pp > 1) {
-    const bool intra = p_.world_size() <= g_.gpus_per_node;
-    const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
-    add(OpFamily::kPipelineP2p, (p_.pp - 1) * (T * H * a_bytes_ / bw * 1e9 + k_.link_latency_us * 1e3));
-  }
+  if (p_.pp > 1) add(OpFamily::kPipelineP2p, (p_.pp - 1) * pipeline_hop_ns(T));
 
   SimTime gpu = 0;
   for (SimTime t : c.by_family) gpu += t;
@@ -233,11 +248,7 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
       }
     }
     for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) add(static_cast<OpFamily>(i), fam[i]);
-    if (p_.pp > 1) {
-      const bool intra = p_.world_size() <= g_.gpus_per_node;
-      const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
-      add(OpFamily::kPipelineP2p, (p_.pp - 1) * (T * H * a_bytes_ / bw * 1e9 + k_.link_latency_us * 1e3));
-    }
+    if (p_.pp > 1) add(OpFamily::kPipelineP2p, (p_.pp - 1) * pipeline_hop_ns(T));
   }
   if (part_ != CostPart::kAttention) {
     // FFN domain: every token of the replica through the dense FFN or the experts (tp_ffn x ep_ffn).

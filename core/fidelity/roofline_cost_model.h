@@ -4,6 +4,7 @@
 /// send/recv and per-iteration CPU overhead. The fallback until measured tables exist for a GPU.
 #include "core/fidelity/cost_model.h"
 #include "core/fidelity/moe_model.h"
+#include "core/fidelity/pipeline_hop.h"
 #include "core/spec/deployment_spec.h"
 #include "core/spec/model_spec.h"
 
@@ -39,6 +40,11 @@ class RooflineCostModel : public CostModel {
   double gemm_ns(double m, double n, double k) const;
   /// All-reduce of `bytes` over `gpus` GPUs inside a node (ring), ns.
   double all_reduce_ns(double bytes, int gpus) const;
+  /// Ring all-gather of a gathered buffer of `bytes` over `gpus` GPUs: (n-1)/n of it through each GPU's link, ns.
+  double all_gather_ns(double bytes, int gpus) const;
+  /// One pipeline hop for `tokens` tokens (pipeline_hop.h: the backend's tensors, each TP rank's share sent over
+  /// the hop's link, NVLink when the role's GPUs fit one node, plus the receiver's all-gather), ns; 0 without PP.
+  double pipeline_hop_ns(double tokens) const;
   /// The TP all-reduces of QK norms over all heads (ModelSpec::qk_norm_across_heads), all layers, ns.
   double qk_norm_all_reduces_ns(double tokens) const;
   /// One MoE layer's routed experts for T tokens on one rank, balanced routing (no all-to-all), ns.
@@ -77,6 +83,7 @@ class RooflineCostModel : public CostModel {
   int layers_per_stage_;
   bool async_host_ = false;  // async_hides_host_time: only host time beyond the step's GPU time is exposed
   CostPart part_ = CostPart::kWhole;
+  PipelineHopShape hop_;
 };
 
 }  // namespace servesim

@@ -69,6 +69,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   source_[static_cast<int>(OpFamily::kPipelineP2p)] = PriceSource::kRoofline;
   source_[static_cast<int>(OpFamily::kOverhead)] = PriceSource::kCalibrated;
   hop_intra_node_ = p_.world_size() <= g_.gpus_per_node;
+  hop_ = pipeline_hop_shape(e_.backend);
   if (p_.pp > 1) {
     if (const OpGrid* g = t_.p2p.find({hop_intra_node_ ? "intra_node" : "inter_node"}); g && g->axes.size() == 1) {
       p2p_hop_ = LogCurve(g->axes[0], g->values);
@@ -510,8 +511,21 @@ double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
 }
 
 double TableCostModel::pipeline_hop_us(double tokens, bool* extrapolated) const {
-  if (p_.pp <= 1) return 0;
-  const double bytes = tokens * static_cast<double>(m_.hidden_size) * 2;
+  if (p_.pp <= 1 || tokens <= 0) return 0;
+  const double elements = tokens * static_cast<double>(m_.hidden_size);  // one whole tensor
+  const int tp = p_.tp_attn;
+  if (!hop_.split_over_tp || tp <= 1) return hop_.tensors * pipeline_send_us(elements * 2, extrapolated);
+  double gather = 0;
+  if (const CollectiveTime t = collectives_.nccl("all_gather", elements, tp); t.ok) {
+    if (extrapolated && t.extrapolated) *extrapolated = true;
+    gather = t.us;
+  } else {
+    gather = roofline_.all_gather_ns(elements * 2, tp) / 1e3;
+  }
+  return hop_.tensors * (pipeline_send_us(elements * 2 / tp, extrapolated) + gather);
+}
+
+double TableCostModel::pipeline_send_us(double bytes, bool* extrapolated) const {
   if (!p2p_hop_.empty()) {
     // The collectives' rule for a measured size curve (64 MiB is the largest measured message).
     const CollectiveTime t = CollectiveModel::lookup(p2p_hop_, bytes);
@@ -902,8 +916,10 @@ std::string TableCostModel::describe() const {
          t_.deepep_normal.backend_version + ", normal mode [" + deepep_normal_.describe() +
          "] with prefill tokens, low-latency [" + deepep_ll_.describe() + "] without)";
   if (!p2p_hop_.empty())
-    d += "; pipeline hops from NCCL send/recv measured " + std::string(hop_intra_node_ ? "within one " : "across two ") +
-         t_.gpu + (hop_intra_node_ ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
+    d += std::string("; pipeline hops (hidden states and residual, ") +
+         (hop_.split_over_tp && p_.tp_attn > 1 ? "1/tp per rank, all-gathered" : "whole") +
+         ") from NCCL send/recv measured " + (hop_intra_node_ ? "within one " : "across two ") + t_.gpu +
+         (hop_intra_node_ ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
   if (sliding_layers_ > 0)
     d += std::string("; sliding-window layers (window ") + key_int(m_.sliding_window) + ") from " +
          (prefill_win_.ok() && decode_win_.ok() ? "the window tables" : "the full-attention tables on the window's keys");

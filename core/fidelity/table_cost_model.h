@@ -34,6 +34,7 @@
 #include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
+#include "core/fidelity/pipeline_hop.h"
 #include "core/fidelity/profile_tables.h"
 #include "core/fidelity/roofline_cost_model.h"
 #include "core/fidelity/table_transfer.h"
@@ -112,12 +113,16 @@ class TableCostModel : public CostModel {
   /// One MoE layer as dispatch + slowest rank's experts + combine for these expert loads.
   MoeLayerTime moe_layer(std::int64_t tokens, const std::vector<std::int64_t>& loads,
                          bool* extrapolated = nullptr) const;
-  /// One pipeline hop: the [tokens x hidden] bf16 activations one stage hands the next. From the measured
-  /// send/recv curve of the hop's placement (p2p.json: the stages share a node when the role's GPUs fit one, else
-  /// they cross the network), else the link roofline (link bandwidth x efficiency + fixed latency). Outside the
-  /// measured sizes, as for collectives: the smallest message's time below, scaled linearly in size above; both
-  /// flagged. 0 without pipeline parallelism.
+  /// One pipeline hop: what the backend's stage hands the next (pipeline_hop.h: hidden states and residual, each
+  /// [tokens x hidden] 16-bit; vLLM and SGLang send 1/tp of each from every TP rank and all-gather them over TP at
+  /// the receiver, TRT-LLM sends them whole). The send reads the measured send/recv curve of the hop's placement
+  /// (p2p.json: the stages share a node when the role's GPUs fit one, else they cross the network), else the link
+  /// roofline (link bandwidth x efficiency + fixed latency); the all-gather reads the NCCL table, else its roofline.
+  /// Outside the measured sizes, as for collectives: the smallest message's time below, scaled linearly in size
+  /// above; both flagged. 0 without pipeline parallelism.
   double pipeline_hop_us(double tokens, bool* extrapolated = nullptr) const;
+  /// One send of `bytes` between stages (the measured curve of the hop's placement, else the link roofline).
+  double pipeline_send_us(double bytes, bool* extrapolated = nullptr) const;
   const BackendConstants& constants() const { return k_; }
   void set_constants(const BackendConstants& k) { k_ = k; }
   MoeRouting routing() const { return routing_; }
@@ -129,6 +134,7 @@ class TableCostModel : public CostModel {
  private:
   LogCurve p2p_hop_;  ///< send/recv time (us) against bytes for this role's hop placement; empty = link roofline
   bool hop_intra_node_ = true;  ///< the role's GPUs fit one node: its pipeline hops stay on NVLink
+  PipelineHopShape hop_;        ///< what the backend sends per hop
   struct GemmUse {
     GemmCurve table;  ///< empty = datasheet
     double count = 1; ///< per layer

@@ -196,3 +196,24 @@ TEST_CASE("price attributes time to op families and the total is their sum", "[f
   CHECK(fam(piped.price(prefill_shape(1000)), OpFamily::kPipelineP2p) > 0);
   CHECK(cm.source(OpFamily::kGemm) == PriceSource::kRoofline);
 }
+
+TEST_CASE("roofline pipeline hops send what the backend sends", "[fidelity][roofline][p2p]") {
+  // Hidden states and residual per hop (core/fidelity/pipeline_hop.h). vLLM: each of the 4 TP ranks sends a quarter
+  // of each, then the receiving stage all-gathers; TRT-LLM: both whole. NVLink at 0.8 efficiency, 10 us latency.
+  const ModelSpec m = test::bundled_model("Llama-3.1-70B");
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
+  Parallelism par = test::tp_dp(4);
+  par.pp = 2;
+  EngineOptions vllm, trt;
+  trt.backend = "trtllm";
+  const RooflineCostModel v(m, g, par, vllm), t(m, g, par, trt);
+  const double bytes = 1000 * 8192.0 * 2, bw = g.intra_node_gb_s() * 1e9 * 0.8;
+  const double gather = 3.0 / 4 * bytes / bw * 1e9 + 10e3;
+  CHECK(v.pipeline_hop_ns(1000) == Approx(2 * (bytes / 4 / bw * 1e9 + 10e3 + gather)).epsilon(1e-12));
+  CHECK(t.pipeline_hop_ns(1000) == Approx(2 * (bytes / bw * 1e9 + 10e3)).epsilon(1e-12));
+  CHECK(v.all_gather_ns(bytes, 4) == Approx(gather).epsilon(1e-12));
+  // One hop between the two stages, in the step's cost.
+  RooflineCostModel priced(m, g, par, trt);
+  CHECK(fam(priced.price(prefill_shape(1000)), OpFamily::kPipelineP2p) ==
+        static_cast<SimTime>(t.pipeline_hop_ns(1000) + 0.5));
+}
