@@ -228,9 +228,11 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
     split_batch(s, p_.dp_attn, groups);
     double best = -1;
     double fam[static_cast<int>(OpFamily::kCount)] = {};
+    double hop_tokens = 0;  // each group hands its own tokens to the next stage, in parallel: the largest decides
     for (const BatchShape& g : groups) {
       double f[static_cast<int>(OpFamily::kCount)] = {};
       const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
+      hop_tokens = std::max(hop_tokens, Tg);
       f[static_cast<int>(OpFamily::kGemm)] = attn_gemm_ns(Tg);
       if (!g.prefills.empty()) f[static_cast<int>(OpFamily::kAttentionPrefill)] = L * prefill_attention_ns(g.prefills);
       if (g.num_decode > 0)
@@ -248,7 +250,7 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
       }
     }
     for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) add(static_cast<OpFamily>(i), fam[i]);
-    if (p_.pp > 1) add(OpFamily::kPipelineP2p, (p_.pp - 1) * pipeline_hop_ns(T));
+    if (p_.pp > 1) add(OpFamily::kPipelineP2p, (p_.pp - 1) * pipeline_hop_ns(hop_tokens));
   }
   if (part_ != CostPart::kAttention) {
     // FFN domain: every token of the replica through the dense FFN or the experts (tp_ffn x ep_ffn).

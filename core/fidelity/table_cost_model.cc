@@ -741,12 +741,14 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
     double best = -1;
     double pick[static_cast<int>(OpFamily::kCount)] = {};
     bool ex[static_cast<int>(OpFamily::kCount)] = {};
+    double hop_tokens = 0;  // each group hands its own tokens to the next stage, in parallel: the largest decides
     for (const BatchShape& g : groups_) {
       double f[static_cast<int>(OpFamily::kCount)] = {};
       bool e[static_cast<int>(OpFamily::kCount)] = {};
       auto at = [&f](OpFamily x) -> double& { return f[static_cast<int>(x)]; };
       auto ex_at = [&e](OpFamily x) -> bool* { return &e[static_cast<int>(x)]; };
       const double Tg = static_cast<double>(g.num_tokens + g.padded_tokens);
+      hop_tokens = std::max(hop_tokens, Tg);
       at(OpFamily::kGemm) += projections_all_layers_us(L, Tg, ex_at(OpFamily::kGemm));
       at(OpFamily::kNorm) = elementwise_attn_us(Tg);
       at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
@@ -773,7 +775,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
     if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex[static_cast<int>(OpFamily::kAttentionDecode)]);
     if (p_.pp > 1) {
       bool ex = false;
-      fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * pipeline_hop_us(Td, &ex);
+      fam(OpFamily::kPipelineP2p) = (p_.pp - 1) * pipeline_hop_us(hop_tokens, &ex);
       count(OpFamily::kPipelineP2p, ex);
     }
   }

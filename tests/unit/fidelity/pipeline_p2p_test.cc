@@ -145,3 +145,18 @@ TEST_CASE("without a measured send/recv curve pipeline hops keep the link roofli
   REQUIRE(f);
   CHECK(f->pipeline_hop_us(64) == 0);
 }
+
+TEST_CASE("with data-parallel attention each group hands only its own tokens to the next stage", "[fidelity][p2p]") {
+  // Two attention-DP groups of TP 2 per stage: a decode batch of 64 splits 32 / 32, and the groups' hops run in
+  // parallel on their own GPUs, so the step pays one hop of 32 tokens (not of the batch's 64).
+  Parallelism p = test::tp_dp(2, 2);
+  p.pp = 2;
+  std::string err;
+  auto c = make_cost_model(test::bundled_model("Qwen3-235B-A22B"), test::bundled_gpu("H100-SXM"), p, EngineOptions{},
+                           &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  auto* t = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(t);
+  CHECK(p2p(c->price(decode(64))) == Approx(1e3 * t->pipeline_hop_us(32)).epsilon(1e-6));
+  CHECK(t->pipeline_hop_us(32) < t->pipeline_hop_us(64));
+}
