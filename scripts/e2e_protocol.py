@@ -365,6 +365,24 @@ def layout_unknown(rows):
     return out
 
 
+def duplicate_rows(rows):
+    """Rows that repeat another row's measurement, by id -> reason: every column but the id and the source is the same,
+    the measured TTFT and TPOT to the last digit. The database dumps 2026-03-25.csv and 2026-04-06.csv both carry the
+    2026-03-27 vLLM gpt-oss-120b runs (13 rows) and the DeepSeek-R1 SGLang and TRT-LLM disagg sweeps (13 and 12):
+    one measurement each, exported twice, so the first row (file order) is replayed and the repeat is not counted."""
+    first = {}
+    out = {}
+    for r in rows:
+        key = tuple(v for k, v in r.items() if k not in ("id", "silicon_data_source"))
+        if key in first:
+            out[r["id"]] = ("a repeat of another row (every column but the id and the source identical, the measured "
+                            "TTFT and TPOT to the last digit: one run exported in two database dumps); the first is "
+                            "replayed")
+        else:
+            first[key] = r["id"]
+    return out
+
+
 def agg_run_unknown(rows):
     """Agg rows whose own measurements contradict the recorded run, by id -> reason.
     - Attention-DP rows that repeat a DP-1 row: 13 of the 15 MiniMax-M2.5 rows recorded as TP 4 x DP 4, EP 16 (16

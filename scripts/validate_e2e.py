@@ -35,8 +35,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from e2e_protocol import (DEFAULT_DATA, ROOT, SILICON, classify, decode_kv_bound, kv_exceeds_layout, layout_unknown,
-                          one_waiting_runs, run_set, scenario)
+from e2e_protocol import (DEFAULT_DATA, ROOT, SILICON, classify, decode_kv_bound, duplicate_rows, kv_exceeds_layout,
+                          layout_unknown, one_waiting_runs, run_set, scenario)
 
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
@@ -316,6 +316,7 @@ def main():
     backends = ["vllm", "trtllm", "sglang"] if args.backend == "all" else [args.backend]
     expressible, skipped = [], {}
     unknown_layout = layout_unknown(all_rows)
+    repeats = duplicate_rows(all_rows)
     waiting_runs = one_waiting_runs(all_rows)
     for r in all_rows:
         if r["backend"] not in backends:
@@ -326,7 +327,9 @@ def main():
         if args.check and "%s %s" % (r["backend"], r["mode"]) not in CHECK_GROUPS:
             continue
         parts, why = classify(r)
-        if parts is not None and r["id"] in unknown_layout:
+        if r["id"] in repeats:
+            parts, why = None, repeats[r["id"]]
+        elif parts is not None and r["id"] in unknown_layout:
             parts, why = None, unknown_layout[r["id"]]
         if parts is not None and run_set(r) in waiting_runs:
             parts["one_waiting"] = True
@@ -455,7 +458,7 @@ def main():
                           r["moe_ep_size"] or 1, r["isl"], r["osl"], r["batch_size"], sim[0],
                           float(r["silicon_ttft_ms"]), et * 100, sim[1], float(r["silicon_tpot_ms"]), ep * 100))
         for (b, mode, why), ids in sorted(skipped.items()):
-            print("not expressible: %s %s: %s (%d rows)" % (b, mode, why, len(ids)))
+            print("not replayed: %s %s: %s (%d rows)" % (b, mode, why, len(ids)))
         return
 
     if args.check:
@@ -496,7 +499,7 @@ def main():
         return
 
     lines = ["## End-to-end: silicon_h100.csv replayed", "",
-             "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not expressible)." % (
+             "Command: `python3 scripts/validate_e2e.py` (%s; %d rows replayed, %d not: not expressible, or repeats)." % (
                  datetime.date.today().isoformat(), len(errs), sum(len(v) for v in skipped.values())), "",
              "Protocol: see the script's docstring (closed loop, concurrency = batch_size (x attention DP) for agg rows and the "
              "recorded silicon_concurrency for disagg rows, all clients starting together, fixed isl, outputs of "
@@ -534,7 +537,8 @@ def main():
                     f["train"]["ttft_median_abs_pct"], f["train"]["tpot_median_abs_pct"],
                     f["test"]["ttft_median_abs_pct"], f["test"]["tpot_median_abs_pct"]))
             lines.append("")
-    lines += ["### Rows not expressible", "", "| backend | mode | reason | rows |", "|---|---|---|---|"]
+    lines += ["### Rows not replayed (not expressible, or a repeat of a replayed row)", "",
+              "| backend | mode | reason | rows |", "|---|---|---|---|"]
     for (b, mode, why), ids in sorted(skipped.items()):
         lines.append("| %s | %s | %s | %d |" % (b, mode, why, len(ids)))
     lines.append("")

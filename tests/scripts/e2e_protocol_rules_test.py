@@ -2,7 +2,9 @@
 """e2e_protocol.py's one-waiting-request rule (one_waiting_runs) and TRT-LLM token budget (trtllm_max_num_tokens) on
 hand-made rows: a run set whose TTFT rises with osl by one departure interval per cycle is flagged and replayed with
 one slot fewer than clients; a flat one, a steep one (requests queueing by the dozen) and groups above 64 clients are
-not; the token budget applies to TRT-LLM agg rows of AIConfigurator's harness only."""
+not; the token budget applies to TRT-LLM agg rows of AIConfigurator's harness only; a row repeating another's
+columns and measurement under another id and source (duplicate_rows) is not counted twice, and one differing in a
+measured digit is not a repeat."""
 import os
 import sys
 
@@ -56,6 +58,13 @@ for other in (row("x", 8, 128, 100.0, backend="vllm"), dict(r, silicon_data_sour
     if eng["max_num_seqs"] != 1024 or eng["max_num_batched_tokens"] != 8192:
         fails.append("%s row from %s got limits %s / %s" % (other["backend"], other["silicon_data_source"],
                                                             eng["max_num_seqs"], eng["max_num_batched_tokens"]))
+# Repeats: the same run exported in two dumps (other id and source, every other column equal) is counted once.
+first = row("dump", 8, 128, 123.456, backend="vllm")
+again = dict(first, id="other_id", silicon_data_source="source_file=2026-04-06.csv")
+remeasured = dict(first, id="third_id", silicon_ttft_ms="123.457")
+reps = ep.duplicate_rows([first, again, remeasured])
+if set(reps) != {"other_id"}:
+    fails.append("duplicate_rows found %s, want only other_id" % sorted(reps))
 if fails:
     sys.exit("e2e_protocol rules: " + "; ".join(fails))
-print("e2e_protocol one-waiting and TRT-LLM token-budget rules: ok")
+print("e2e_protocol one-waiting, TRT-LLM token-budget and repeated-row rules: ok")
