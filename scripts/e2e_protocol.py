@@ -109,9 +109,13 @@ def client_drift(r):
     return "token"
 
 
-def output_len(r):
+DRIFTS = ("exact", "token", "desync")
+
+
+def output_len(r, drift=None):
+    """The row's output lengths under its client_drift, or under `drift` (one of DRIFTS) when given."""
     osl = num(r["osl"])
-    drift = client_drift(r)
+    drift = drift or client_drift(r)
     if drift == "exact":
         return {"dist": "fixed", "value": osl}
     spread = max(1, round(osl * DESYNC_SPREAD)) if drift == "desync" else 1
@@ -441,7 +445,9 @@ def agg_run_unknown(rows):
     return out
 
 
-def scenario(r, parts, host, gpu="H100-SXM"):
+def scenario(r, parts, host, gpu="H100-SXM", drift=None):
+    """The row's scenario (module docstring). `drift`: another output-length protocol than the row's (DRIFTS), for
+    exploring the protocol's effect (validate_e2e.py --outputs)."""
     bs, isl, osl = parts["concurrency"], num(r["isl"]), num(r["osl"])
     engine = {"backend": r["backend"], "max_num_seqs": 1024, "max_num_batched_tokens": 8192,
               "dtype": "fp8" if parts["fp8"] else "bfloat16"}
@@ -485,7 +491,7 @@ def scenario(r, parts, host, gpu="H100-SXM"):
             "workload": {"num_requests": max(REQUESTS_PER_CLIENT * bs, 32),
                          "arrival": {"process": "closed_loop", "max_concurrency": bs},
                          "input_len": {"dist": "fixed", "value": isl},
-                         "output_len": output_len(r), "ttft_from": TTFT_FROM}}
+                         "output_len": output_len(r, drift), "ttft_from": TTFT_FROM}}
 
 
 def decode_kv_bound(result):

@@ -17,6 +17,13 @@ docs/validation.md, which holds all of them), --limit N (first N rows per group,
 (only rows whose model_path contains SUBSTR, case-insensitive; prints per-model errors and the worst rows and writes
 neither docs/validation.md nor validation.json).
 
+Exploring the protocol (each prints like --model and writes nothing):
+    --rows                          also print every replayed row: layout, clients, measured vs simulated TTFT/TPOT
+    --outputs exact|token|desync    replay every row with that output-length protocol instead of its own
+    --set PATH=JSON                 override one scenario field in every replayed row, e.g.
+                                    --set engine.max_num_batched_tokens=4096 --set 'engine.moe_routing="power_law"'
+                                    (repeatable; PATH is dot-separated, the value is JSON)
+
 The replay protocol (how a row becomes a scenario, and which rows cannot) is e2e_protocol.py's docstring.
 
 Standard library only; deterministic (the simulator is).
@@ -35,8 +42,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from e2e_protocol import (DEFAULT_DATA, ROOT, SILICON, classify, decode_kv_bound, duplicate_rows, kv_exceeds_layout,
-                          layout_unknown, one_waiting_runs, run_set, scenario)
+from e2e_protocol import (DEFAULT_DATA, DRIFTS, ROOT, SILICON, classify, decode_kv_bound, duplicate_rows, num,
+                          kv_exceeds_layout, layout_unknown, one_waiting_runs, run_set, scenario)
 
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
@@ -52,15 +59,37 @@ SPLITS = {"sglang": [("tp_size", ("8",)), ("isl", ("4096",))]}
 DOC = os.path.join(ROOT, "docs", "validation.md")
 
 
-def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM", profiles=None):
+def parse_set(text):
+    """--set PATH=JSON -> (path list, value); exits with the field named when malformed."""
+    path, eq, value = text.partition("=")
+    if not eq or not path or any(not p for p in path.split(".")):
+        sys.exit("--set %r: expected PATH=JSON, e.g. engine.max_num_batched_tokens=4096" % text)
+    try:
+        return path.split("."), json.loads(value)
+    except ValueError as e:
+        sys.exit("--set %s: the value is not JSON (%s); quote strings, e.g. '%s=\"power_law\"'" % (path, e, path))
+
+
+def apply_sets(sc, sets):
+    for path, value in sets:
+        node = sc
+        for key in path[:-1]:
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        node[path[-1]] = value
+
+
+def simulate(cli, rows, host_by_backend, jobs, tmp, gpu="H100-SXM", profiles=None, drift=None, sets=()):
     """(mean TTFT ms, mean TPOT ms, supplemented, decode KV bound, host) per row id; None where the run failed.
     `supplemented`: the GPUs a role took grids from besides its tables' own (fidelity.supplements), "" if none;
     `decode KV bound`: decode_kv_bound, None for agg rows; `host`: the first role's host constants as the result
     reports them (fidelity.host), None if it reports none. `gpu`: the hardware (a name or an inline object);
-    `profiles`: another profiles directory for the CLI."""
+    `profiles`: another profiles directory for the CLI; `drift`, `sets`: --outputs and --set."""
     def one(item):
         r, parts = item
-        sc = scenario(r, parts, host_by_backend.get(r["backend"]), gpu)
+        sc = scenario(r, parts, host_by_backend.get(r["backend"]), gpu, drift)
+        apply_sets(sc, sets)
         base = os.path.join(tmp, r["id"].replace("/", "_"))
         with open(base + ".json", "w") as f:
             json.dump(sc, f)
@@ -309,7 +338,16 @@ def main():
     ap.add_argument("--model", default="", help="only rows whose model_path contains this (case-insensitive)")
     ap.add_argument("--datasheet", action="store_true",
                     help="replay the vLLM/SGLang agg rows through the datasheet path (DATASHEET_SOURCES)")
+    ap.add_argument("--rows", action="store_true", help="print every replayed row (writes nothing)")
+    ap.add_argument("--outputs", choices=DRIFTS, help="replay every row with this output-length protocol")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=JSON",
+                    help="override a scenario field in every replayed row (repeatable)")
     args = ap.parse_args()
+    sets = [parse_set(t) for t in args.set]
+    explore = bool(args.model or args.rows or args.outputs or sets)
+    if explore and (args.check or args.calibrate or args.datasheet):
+        sys.exit("--model, --rows, --outputs and --set explore and write nothing; they do not combine with "
+                 "--check, --calibrate or --datasheet")
     if not os.path.exists(args.cli):
         sys.exit("simulator not built: %s" % args.cli)
     all_rows = list(csv.DictReader(open(os.path.join(args.data, SILICON))))
@@ -403,7 +441,7 @@ def main():
                 calib[b] = {"constants_all_models": th, "folds": folds,
                             "date": datetime.date.today().isoformat()}
             print(json.dumps(calib, indent=1))
-        sims = simulate(args.cli, expressible, {}, args.jobs, tmp)
+        sims = simulate(args.cli, expressible, {}, args.jobs, tmp, drift=args.outputs, sets=sets)
     # The host constants each backend's agg rows ran with (the simulator's own, fidelity.host of a result).
     in_use = {}
     for r, _ in expressible:
@@ -440,14 +478,34 @@ def main():
                 ids = {r["id"] for r, p in expressible if r["backend"] == b and r["mode"] == mode and p["model"] == m}
                 per_model.append(("%s %s %s" % (b, mode, m), summary([x for x in errs if x[0]["id"] in ids])))
 
-    if args.model:
-        # A look at some models' rows: per model and mode, then the worst rows. Writes nothing.
+    if explore:
+        # A look at some models' rows: per model and mode, then the worst rows (or every row). Writes nothing.
+        if args.outputs or sets:
+            print("replayed with%s%s" % (" outputs %s" % args.outputs if args.outputs else "",
+                                         "".join(" %s=%s" % (".".join(p), json.dumps(v)) for p, v in sets)))
         for name, s in per_model:
             if not s.get("n"):
                 continue
             print("%-36s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"
                   % (name, s["n"], s["ttft_median_abs_pct"], s["ttft_median_signed_pct"], s["tpot_median_abs_pct"],
                      s["tpot_median_signed_pct"]))
+        if args.rows:
+            def clients_of(r):
+                return next(p["concurrency"] for x, p in expressible if x["id"] == r["id"])
+
+            def order(e):
+                r = e[0]
+                return (r["backend"], r["mode"], r["model_path"], num(r["tp_size"]), num(r["isl"]), num(r["osl"]),
+                        clients_of(r), r["id"])
+            clients = {r["id"]: p["concurrency"] for r, p in expressible}
+            print("every replayed row (measured -> simulated; c = clients):")
+            for r, et, ep in sorted(errs, key=order):
+                sim = sims[r["id"]]
+                print("  %s %s %s tp%s dp%s isl %5s osl %5s c %4s  TTFT %8.1f -> %8.1f ms (%+4.0f%%)  "
+                      "TPOT %6.2f -> %6.2f ms (%+4.0f%%)" % (
+                          r["backend"], r["mode"], r["model_path"].split("/")[-1], r["tp_size"] or "-",
+                          r["attention_dp_size"] or 1, r["isl"], r["osl"], clients[r["id"]],
+                          float(r["silicon_ttft_ms"]), sim[0], et * 100, float(r["silicon_tpot_ms"]), sim[1], ep * 100))
         for label, k in (("TTFT", 1), ("TPOT", 2)):
             print("worst %s rows:" % label)
             for r, et, ep in sorted(errs, key=lambda e: -abs(e[k]))[:8]:
