@@ -490,14 +490,12 @@ def main():
                   % (name, s["n"], s["ttft_median_abs_pct"], s["ttft_median_signed_pct"], s["tpot_median_abs_pct"],
                      s["tpot_median_signed_pct"]))
         if args.rows:
-            def clients_of(r):
-                return next(p["concurrency"] for x, p in expressible if x["id"] == r["id"])
+            clients = {r["id"]: p["concurrency"] for r, p in expressible}
 
             def order(e):
                 r = e[0]
                 return (r["backend"], r["mode"], r["model_path"], num(r["tp_size"]), num(r["isl"]), num(r["osl"]),
-                        clients_of(r), r["id"])
-            clients = {r["id"]: p["concurrency"] for r, p in expressible}
+                        clients[r["id"]], r["id"])
             print("every replayed row (measured -> simulated; c = clients):")
             for r, et, ep in sorted(errs, key=order):
                 sim = sims[r["id"]]

@@ -66,15 +66,18 @@ double RooflineCostModel::all_gather_ns(double bytes, int gpus) const {
   return static_cast<double>(gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
 }
 
+double RooflineCostModel::pipeline_send_ns(double bytes) const {
+  const bool intra = p_.world_size() <= g_.gpus_per_node;
+  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  return bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
 double RooflineCostModel::pipeline_hop_ns(double tokens) const {
   if (p_.pp <= 1 || tokens <= 0) return 0;
   const double bytes = tokens * static_cast<double>(m_.hidden_size) * a_bytes_;  // one whole tensor
   const int tp = p_.tp_attn;
-  const bool split = hop_.split_over_tp && tp > 1;
-  const bool intra = p_.world_size() <= g_.gpus_per_node;
-  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
-  const double send = (split ? bytes / tp : bytes) / bw * 1e9 + k_.link_latency_us * 1e3;
-  return hop_.tensors * (send + (split ? all_gather_ns(bytes, tp) : 0));
+  if (!hop_.split_over_tp || tp <= 1) return hop_.tensors * pipeline_send_ns(bytes);
+  return hop_.tensors * (pipeline_send_ns(bytes / tp) + all_gather_ns(bytes, tp));
 }
 
 double RooflineCostModel::moe_experts_ns(double T) const {

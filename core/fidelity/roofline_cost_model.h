@@ -42,6 +42,9 @@ class RooflineCostModel : public CostModel {
   double all_reduce_ns(double bytes, int gpus) const;
   /// Ring all-gather of a gathered buffer of `bytes` over `gpus` GPUs: (n-1)/n of it through each GPU's link, ns.
   double all_gather_ns(double bytes, int gpus) const;
+  /// One send of `bytes` from a stage to the next over the hop's link (NVLink when the role's GPUs fit one node,
+  /// else the network): link bandwidth x efficiency plus the link latency, ns.
+  double pipeline_send_ns(double bytes) const;
   /// One pipeline hop for `tokens` tokens (pipeline_hop.h: the backend's tensors, each TP rank's share sent over
   /// the hop's link, NVLink when the role's GPUs fit one node, plus the receiver's all-gather), ns; 0 without PP.
   double pipeline_hop_ns(double tokens) const;

@@ -532,9 +532,7 @@ double TableCostModel::pipeline_send_us(double bytes, bool* extrapolated) const 
     if (extrapolated && t.extrapolated) *extrapolated = true;
     return t.us;
   }
-  const double bw =
-      (hop_intra_node_ ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * roofline_.constants().link_efficiency;
-  return bytes / bw * 1e6 + roofline_.constants().link_latency_us;
+  return roofline_.pipeline_send_ns(bytes) / 1e3;
 }
 
 double TableCostModel::all_reduce_us(double elements, bool graph, bool* extrapolated) const {
