@@ -6,15 +6,15 @@ each sending the next request when its previous one finishes, all starting toget
 10 x batch_size requests (at least 32), the request count of AIConfigurator's own benchmark runners (genai-perf
 `--request-count` 10 x concurrency, bench_serving `--num-prompts` 10 x concurrency). Output lengths stand in for how
 the harness's clients drift apart after the first wave, which the simulator cannot know (see client_drift): exactly
-osl for SGLang (its prefill-first policy keeps a wave together), osl-1..osl+1 for the other aic-auto-gap-analysis rows
-(identical clients started together stay in lockstep forever in a deterministic simulator; one token of spread lets
-them drift a little), and osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are
+osl for the agg rows of AIConfigurator's harness (aic-auto-gap-analysis), which asks for exactly osl tokens,
+osl-1..osl+1 for disagg rows, and osl +- 5% for the database-dump rows (source_file=<date>.csv), whose clients are
 desynchronised after the first wave: their measured TTFT at 4 clients with 1024-token prompts is 38-47% of what a wave
 of 4 prompts prefilled together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8
 weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
 defaults (max_num_batched_tokens 8192, max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size; for the
-TRT-LLM agg rows of AIConfigurator's harness its generator's max_num_tokens, trtllm_max_num_tokens; run sets whose
-measured TTFT shows one request always waiting for a slot get one slot fewer than clients, one_waiting_runs), SGLang
+TRT-LLM and vLLM agg rows of AIConfigurator's harness its generator's token budget, generator_max_num_tokens; run
+sets whose measured TTFT shows one request always waiting for a slot get one slot fewer than clients,
+one_waiting_runs), SGLang
 agg rows use the `sglang` scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the `trtllm`
 one (GUARANTEED_NO_EVICT admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default and that
 of AIConfigurator's templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and SGLang roles
@@ -87,9 +87,12 @@ CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
 # before their transfer instead of preempting them (vLLM's policy preempted 6320 times on the c=1845 DeepSeek-R1 row).
 SCHEDULER = {"sglang": ("sglang", ("agg",)), "trtllm": ("trtllm", ("agg", "disagg"))}
 # How a row's clients drift apart after the first wave (they all start together), as output lengths: a property of
-# the harness, not of the engine. "exact": outputs of exactly osl tokens (SGLang's prefill-first policy undoes any
-# drift physically: a wave's prompts are prefilled while all decodes pause, then decode in the same steps and finish
-# together). "token": osl-1..osl+1, the least spread that lets identical clients drift at all. "desync":
+# the harness, not of the engine. "exact": outputs of exactly osl tokens, what AIConfigurator's harness asks for
+# (genai_perf_runner: --output-tokens-mean osl with stddev 0, min_tokens = max_tokens = osl, ignore_eos), so identical
+# clients that start together come back together (the aic-auto-gap-analysis agg rows; SGLang's prefill-first policy
+# would undo any drift anyway: a wave's prompts are prefilled while all decodes pause, then decode in the same steps).
+# "token": osl-1..osl+1, the least spread that lets identical clients drift at all (disagg rows; it stood in for the
+# harness's vLLM and TRT-LLM agg rows until their token budget was known, see generator_max_num_tokens). "desync":
 # osl +- DESYNC_SPREAD, clients that are out of phase after the first wave. The AIConfigurator database-dump rows
 # (source_file=<date>.csv: vLLM Llama-3.1-70B) are of that kind: at 4 clients their measured TTFT is 81 / 70 / 121 ms
 # (1024-token prompts, TP 4 / 8 / 2) where a wave of 4 prompts prefilled together costs 210 / 150 / 322 ms per cycle
@@ -102,11 +105,9 @@ DESYNC_SPREAD = 0.05
 def client_drift(r):
     if r["mode"] != "agg":
         return "token"
-    if r["backend"] == "sglang":
-        return "exact"
     if "aic-auto-gap-analysis" not in r["silicon_data_source"]:
         return "desync"
-    return "token"
+    return "exact"
 
 
 DRIFTS = ("exact", "token", "desync")
@@ -176,19 +177,29 @@ def trtllm_cuda_graph_sizes(bs):
     return sorted(set(sizes))
 
 
-# TRT-LLM's max_num_tokens on the aic-auto-gap-analysis agg rows: AIConfigurator's generator writes `agg max_num_tokens
-# = max_batch_size + isl + 1500` in both its benchmark rule (generator/rule_plugin/benchmark/trtllm.rule, max_batch_size
-# = the batch size) and its production rule (generator/rule_plugin/trtllm.rule, max_batch_size raised to 512 first and
-# the sum rounded up to 32-token blocks); the replay takes the benchmark rule's. With chunked prefill off (the
-# template's default) a step then holds the running decodes and one or two whole prompts, not TRT-LLM's default of
-# 8192 tokens. Other TRT-LLM rows keep TRT-LLM's default.
-TRTLLM_RULE_TOKEN_MARGIN = 1500
+# The token budget of the aic-auto-gap-analysis agg rows, TRT-LLM's and vLLM's: AIConfigurator's generator writes
+# `agg max_num_tokens = max_batch_size + isl + 1500` in its benchmark rules (generator/rule_plugin/benchmark/trtllm.rule
+# and vllm.rule, max_batch_size = the batch size; the production trtllm.rule raises max_batch_size to 512 first and
+# rounds the sum up to 32-token blocks) and maps it to TRT-LLM's max_num_tokens and vLLM's --max-num-batched-tokens
+# (config/backend_config_mapping.yaml). TRT-LLM: with chunked prefill off (the template's default) a step then holds
+# the running decodes and one or two whole prompts, not TRT-LLM's default of 8192 tokens. vLLM: the generic cli_args.j2
+# and cli_args.0.14.1.j2 emit the flag and AIConfigurator PR #238 (2026-01-09) added it to the generated vLLM launch;
+# the stored cli_args.0.12.0.j2 does not, and the rows do not record which ran. The measurement decides it: the harness
+# asks for exactly osl tokens (client_drift), so a cohort of clients that starts together comes back together, and
+# under vLLM's 8192-token default every client of an 8-client cohort of 1024-token prompts waits for one step of all
+# 8 prompts every cycle: mean TTFT 163.6 / 256.7 / 448.6 ms at TP 8 / 4 / 2 (1024 x 512) by the validated per-op
+# prices, where the rows measure 93.1 / 126.0 / 153.6 ms, 0.34-0.57 of it; under the rule's budget (two prompts and a
+# chunk a step) the replay gives 86.9 / 128.3 / 213.5 ms.
+# Other rows keep their engine's default.
+GENERATOR_TOKEN_MARGIN = 1500
+GENERATOR_TOKEN_BUDGET_BACKENDS = ("trtllm", "vllm")
 
 
-def trtllm_max_num_tokens(r, bs):
-    if r["backend"] != "trtllm" or r["mode"] != "agg" or "aic-auto-gap-analysis" not in r["silicon_data_source"]:
+def generator_max_num_tokens(r, bs):
+    if (r["backend"] not in GENERATOR_TOKEN_BUDGET_BACKENDS or r["mode"] != "agg"
+            or "aic-auto-gap-analysis" not in r["silicon_data_source"]):
         return None
-    return bs + num(r["isl"]) + TRTLLM_RULE_TOKEN_MARGIN
+    return bs + num(r["isl"]) + GENERATOR_TOKEN_MARGIN
 
 
 # A run set (one source file of one backend and model) in which one of the clients' requests always waits for a
@@ -459,7 +470,7 @@ def scenario(r, parts, host, gpu="H100-SXM", drift=None):
         per_worker = bs if r["mode"] == "agg" else max(1, bs // max(1, parts["decode"]["workers"]))
         engine["cuda_graph_sizes"] = trtllm_cuda_graph_sizes(per_worker)
         engine["cuda_graph_padding"] = True
-    max_tokens = trtllm_max_num_tokens(r, bs)
+    max_tokens = generator_max_num_tokens(r, bs)
     if max_tokens is not None:
         engine["max_num_batched_tokens"] = max_tokens
     if parts.get("one_waiting") and r["mode"] == "agg" and bs > 1:

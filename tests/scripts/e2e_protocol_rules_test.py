@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""e2e_protocol.py's one-waiting-request rule (one_waiting_runs) and TRT-LLM token budget (trtllm_max_num_tokens) on
-hand-made rows: a run set whose TTFT rises with osl by one departure interval per cycle is flagged and replayed with
-one slot fewer than clients; a flat one, a steep one (requests queueing by the dozen) and groups above 64 clients are
-not; the token budget applies to TRT-LLM agg rows of AIConfigurator's harness only; a row repeating another's
-columns and measurement under another id and source (duplicate_rows) is not counted twice, and one differing in a
-measured digit is not a repeat."""
+"""e2e_protocol.py's one-waiting-request rule (one_waiting_runs), generator token budget (generator_max_num_tokens) and
+client drift on hand-made rows: a run set whose TTFT rises with osl by one departure interval per cycle is flagged and
+replayed with one slot fewer than clients; a flat one, a steep one (requests queueing by the dozen) and groups above 64
+clients are not; the token budget applies to the TRT-LLM and vLLM agg rows of AIConfigurator's harness only (not its
+SGLang or disagg rows, nor database-dump rows); the harness's agg rows get exactly osl output tokens, database-dump
+rows a spread; a row repeating another's columns and measurement under another id and source (duplicate_rows) is not
+counted twice, and one differing in a measured digit is not a repeat."""
 import os
 import sys
 
@@ -53,11 +54,24 @@ if eng.get("max_num_seqs") != 7 or eng.get("max_num_batched_tokens") != 8 + 1024
     fails.append("flagged TRT-LLM harness row: max_num_seqs %s (want 7), max_num_batched_tokens %s (want 2532)"
                  % (eng.get("max_num_seqs"), eng.get("max_num_batched_tokens")))
 parts["one_waiting"] = False
-for other in (row("x", 8, 128, 100.0, backend="vllm"), dict(r, silicon_data_source="source_file=2026-04-06.csv")):
-    eng = ep.scenario(other, parts, None)["engine"]
-    if eng["max_num_seqs"] != 1024 or eng["max_num_batched_tokens"] != 8192:
+harness_vllm = row("x", 8, 128, 100.0, backend="vllm")
+sc = ep.scenario(harness_vllm, parts, None)
+if sc["engine"]["max_num_seqs"] != 1024 or sc["engine"]["max_num_batched_tokens"] != 8 + 1024 + 1500:
+    fails.append("vLLM harness row: limits %s / %s, want 1024 / 2532"
+                 % (sc["engine"]["max_num_seqs"], sc["engine"]["max_num_batched_tokens"]))
+if sc["workload"]["output_len"] != {"dist": "fixed", "value": 128}:
+    fails.append("vLLM harness row: outputs %s, want exactly 128" % sc["workload"]["output_len"])
+dump = dict(r, silicon_data_source="source_file=2026-04-06.csv")
+for other in (row("x", 8, 128, 100.0, backend="sglang"), dump, dict(harness_vllm, mode="disagg")):
+    eng = ep.scenario(other, parts, None)["engine"] if other["mode"] == "agg" else None
+    if eng is not None and (eng["max_num_seqs"] != 1024 or eng["max_num_batched_tokens"] != 8192):
         fails.append("%s row from %s got limits %s / %s" % (other["backend"], other["silicon_data_source"],
                                                             eng["max_num_seqs"], eng["max_num_batched_tokens"]))
+    if ep.generator_max_num_tokens(other, 8) is not None:
+        fails.append("%s %s row from %s got the generator's budget" % (other["backend"], other["mode"],
+                                                                     other["silicon_data_source"]))
+if ep.output_len(dump)["dist"] != "uniform" or ep.output_len(dict(harness_vllm, mode="disagg"))["dist"] != "uniform":
+    fails.append("database-dump and disagg rows lost their output spread")
 # Repeats: the same run exported in two dumps (other id and source, every other column equal) is counted once.
 first = row("dump", 8, 128, 123.456, backend="vllm")
 again = dict(first, id="other_id", silicon_data_source="source_file=2026-04-06.csv")
@@ -67,4 +81,4 @@ if set(reps) != {"other_id"}:
     fails.append("duplicate_rows found %s, want only other_id" % sorted(reps))
 if fails:
     sys.exit("e2e_protocol rules: " + "; ".join(fails))
-print("e2e_protocol one-waiting, TRT-LLM token-budget and repeated-row rules: ok")
+print("e2e_protocol one-waiting, generator token-budget, client-drift and repeated-row rules: ok")
