@@ -44,6 +44,7 @@ all-to-all where tokens are partitioned).
 
 """
 
+import json
 import os
 import re
 import statistics
@@ -78,6 +79,30 @@ MOE_MODELS = ("Qwen3-235B-A22B", "DeepSeek-V3", "MiniMax-M2.5", "gpt-oss-120b")
 #    quantisation). The TRT-LLM rows say fp8: their KV cache is FP8 as for every fp8 row, and their experts are
 #    priced on TRT-LLM's w4a16_mxfp4 grid, the only MXFP4 one measured (an assumption: TRT-LLM may run W4A8 there).
 CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
+# Rows whose gemm_quant_mode and moe_quant_mode both say fp8_block ran a block-FP8 checkpoint (the 126 TRT-LLM
+# Qwen/Qwen3-235B-A22B-FP8 rows: Qwen's FP8 release, fine-grained FP8 in 128 x 128 blocks), whose config.json is the
+# 16-bit model's plus this quantization_config; the bundled model is the 16-bit one, so the replay gives the scenario
+# that config inline (block_fp8_model). fp8_block is 128 x 128 blocks in AIConfigurator's vocabulary (its collectors'
+# group_size 128). Models whose bundled config already carries a quantization_config keep it.
+BLOCK_FP8_QUANTIZATION = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                          "weight_block_size": [128, 128]}
+MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles", "models")
+
+
+def records_block_fp8(r):
+    return r["gemm_quant_mode"] == "fp8_block" and r["moe_quant_mode"] in ("", "fp8_block")
+
+
+def bundled_config(model):
+    with open(os.path.join(MODELS_DIR, model + ".json")) as f:
+        return json.load(f)["config"]
+
+
+def block_fp8_model(model, r):
+    """The inline model of a block-FP8 checkpoint of a bundled 16-bit model: its config plus
+    BLOCK_FP8_QUANTIZATION."""
+    config = dict(bundled_config(model), quantization_config=BLOCK_FP8_QUANTIZATION)
+    return {"name": model + "-FP8", "hf_id": r["model_path"], "config": config}
 # Batch-formation policy per backend (engine `scheduler`; the default is vLLM V1's), and the modes it applies to.
 # SGLang runs its own prefill-first scheduler on agg rows (a waiting prompt gets a prefill-only step, decodes pause;
 # enable_mixed_chunk is off by default). Its disagg rows keep the default: a P role only prefills and a D role only
@@ -328,7 +353,8 @@ def classify(r):
     else:
         fp8 = kv_fp8 = prec.startswith("fp8")
     moe = model in MOE_MODELS
-    parts = {"model": model, "fp8": fp8, "kv_fp8": kv_fp8, "concurrency": concurrency(r)}
+    parts = {"model": model, "fp8": fp8, "kv_fp8": kv_fp8, "concurrency": concurrency(r),
+             "block_fp8": records_block_fp8(r) and not bundled_config(model).get("quantization_config")}
     if r["mode"] == "agg":
         par, why = parallelism(r, "", moe)
         if par is None:
@@ -496,7 +522,8 @@ def scenario(r, parts, host, gpu="H100-SXM", drift=None):
                       "roles": [prefill,
                                 {"role": "D", "replicas": parts["decode"]["workers"],
                                  "parallelism": par(parts["decode"])}]}
-    return {"version": 1, "name": r["id"], "seed": 1, "model": parts["model"], "hardware": {"gpu": gpu},
+    model = block_fp8_model(parts["model"], r) if parts.get("block_fp8") else parts["model"]
+    return {"version": 1, "name": r["id"], "seed": 1, "model": model, "hardware": {"gpu": gpu},
             "engine": engine, "deployment": deployment,
             "workload": {"num_requests": max(REQUESTS_PER_CLIENT * bs, 32),
                          "arrival": {"process": "closed_loop", "max_concurrency": bs},

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""e2e_protocol.py's one-waiting-request rule (one_waiting_runs), generator token budget (generator_max_num_tokens) and
-client drift on hand-made rows: a run set whose TTFT rises with osl by one departure interval per cycle is flagged and
-replayed with one slot fewer than clients; a flat one, a steep one (requests queueing by the dozen) and groups above 64
-clients are not; the token budget applies to the TRT-LLM and vLLM agg rows of AIConfigurator's harness only (not its
-SGLang or disagg rows, nor database-dump rows); the harness's agg rows get exactly osl output tokens, database-dump
-rows a spread; a row repeating another's columns and measurement under another id and source (duplicate_rows) is not
+"""e2e_protocol.py's one-waiting-request rule (one_waiting_runs), generator token budget (generator_max_num_tokens),
+client drift and block-FP8 checkpoints on hand-made rows: a run set whose TTFT rises with osl by one departure
+interval per cycle is flagged and replayed with one slot fewer than clients; a flat one, a steep one (requests
+queueing by the dozen) and groups above 64 clients are not; the token budget applies to the TRT-LLM and vLLM agg rows
+of AIConfigurator's harness only (not its SGLang or disagg rows, nor database-dump rows); the harness's agg rows get
+exactly osl output tokens, database-dump rows a spread; a row recording fp8_block weights runs the block-FP8
+checkpoint; a row repeating another's columns and measurement under another id and source (duplicate_rows) is not
 counted twice, and one differing in a measured digit is not a repeat."""
 import os
 import sys
@@ -72,6 +73,23 @@ for other in (row("x", 8, 128, 100.0, backend="sglang"), dump, dict(harness_vllm
                                                                      other["silicon_data_source"]))
 if ep.output_len(dump)["dist"] != "uniform" or ep.output_len(dict(harness_vllm, mode="disagg"))["dist"] != "uniform":
     fails.append("database-dump and disagg rows lost their output spread")
+# A row recording fp8_block GEMMs and experts ran a block-FP8 checkpoint: the bundled 16-bit model's config with
+# 128 x 128 block scales, inline; a row recording per-tensor fp8, and a model whose bundled config is already
+# quantised (DeepSeek-V3), keep the bundled model.
+block_row = dict(row("x", 8, 128, 100.0), model_path="Qwen/Qwen3-235B-A22B-FP8", precision="fp8",
+                 gemm_quant_mode="fp8_block", moe_quant_mode="fp8_block")
+bp, why = ep.classify(dict(block_row, batch_size="8", moe_tp_size="1", moe_ep_size="1"))
+model = ep.scenario(block_row, dict(parts, model="Qwen3-235B-A22B", block_fp8=bp and bp["block_fp8"]),
+                    None)["model"] if bp else None
+if not isinstance(model, dict) or model["config"].get("quantization_config", {}).get("weight_block_size") != [128, 128] \
+        or model["config"]["num_experts"] != 128:
+    fails.append("a row recording fp8_block did not get the block-FP8 checkpoint (%s; %s)" % (why, model))
+for other, name in ((dict(block_row, gemm_quant_mode="fp8", moe_quant_mode="fp8"), "Qwen/Qwen3-235B-A22B-FP8"),
+                    (dict(block_row, model_path="deepseek-ai/DeepSeek-V3"), "deepseek-ai/DeepSeek-V3")):
+    op, why = ep.classify(dict(other, batch_size="8", moe_tp_size="1", moe_ep_size="1"))
+    if op is None or op["block_fp8"]:
+        fails.append("%s row with gemm %s: block_fp8 %s (%s)" % (name, other["gemm_quant_mode"],
+                                                                 op and op["block_fp8"], why))
 # Repeats: the same run exported in two dumps (other id and source, every other column equal) is counted once.
 first = row("dump", 8, 128, 123.456, backend="vllm")
 again = dict(first, id="other_id", silicon_data_source="source_file=2026-04-06.csv")
@@ -81,4 +99,4 @@ if set(reps) != {"other_id"}:
     fails.append("duplicate_rows found %s, want only other_id" % sorted(reps))
 if fails:
     sys.exit("e2e_protocol rules: " + "; ".join(fails))
-print("e2e_protocol one-waiting, generator token-budget, client-drift and repeated-row rules: ok")
+print("e2e_protocol one-waiting, generator token-budget, client-drift, block-FP8 and repeated-row rules: ok")
