@@ -44,6 +44,7 @@ all-to-all where tokens are partitioned).
 
 """
 
+import functools
 import json
 import os
 import re
@@ -86,14 +87,16 @@ CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
 # group_size 128). Models whose bundled config already carries a quantization_config keep it.
 BLOCK_FP8_QUANTIZATION = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                           "weight_block_size": [128, 128]}
-MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "profiles", "models")
+MODELS_DIR = os.path.join(ROOT, "profiles", "models")
 
 
 def records_block_fp8(r):
     return r["gemm_quant_mode"] == "fp8_block" and r["moe_quant_mode"] in ("", "fp8_block")
 
 
+@functools.lru_cache(maxsize=None)
 def bundled_config(model):
+    """A bundled model's config.json (read once per model; callers copy before changing it)."""
     with open(os.path.join(MODELS_DIR, model + ".json")) as f:
         return json.load(f)["config"]
 
@@ -103,6 +106,8 @@ def block_fp8_model(model, r):
     BLOCK_FP8_QUANTIZATION."""
     config = dict(bundled_config(model), quantization_config=BLOCK_FP8_QUANTIZATION)
     return {"name": model + "-FP8", "hf_id": r["model_path"], "config": config}
+
+
 # Batch-formation policy per backend (engine `scheduler`; the default is vLLM V1's), and the modes it applies to.
 # SGLang runs its own prefill-first scheduler on agg rows (a waiting prompt gets a prefill-only step, decodes pause;
 # enable_mixed_chunk is off by default). Its disagg rows keep the default: a P role only prefills and a D role only
