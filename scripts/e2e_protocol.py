@@ -80,18 +80,45 @@ MOE_MODELS = ("Qwen3-235B-A22B", "DeepSeek-V3", "MiniMax-M2.5", "gpt-oss-120b")
 #    quantisation). The TRT-LLM rows say fp8: their KV cache is FP8 as for every fp8 row, and their experts are
 #    priced on TRT-LLM's w4a16_mxfp4 grid, the only MXFP4 one measured (an assumption: TRT-LLM may run W4A8 there).
 CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
-# Rows whose gemm_quant_mode and moe_quant_mode both say fp8_block ran a block-FP8 checkpoint (the 126 TRT-LLM
-# Qwen/Qwen3-235B-A22B-FP8 rows: Qwen's FP8 release, fine-grained FP8 in 128 x 128 blocks), whose config.json is the
-# 16-bit model's plus this quantization_config; the bundled model is the 16-bit one, so the replay gives the scenario
-# that config inline (block_fp8_model). fp8_block is 128 x 128 blocks in AIConfigurator's vocabulary (its collectors'
-# group_size 128). Models whose bundled config already carries a quantization_config keep it.
+# Which rows ran a block-FP8 checkpoint (fine-grained FP8 weights in 128 x 128 blocks, AIConfigurator's fp8_block:
+# its collectors' group_size 128), whose config.json is the 16-bit model's plus BLOCK_FP8_QUANTIZATION. The bundled
+# model is the 16-bit one, so the replay gives the scenario that config inline (block_fp8_model). Models whose bundled
+# config already carries a quantization_config keep it. Three kinds of row (serves_block_fp8):
+# - the row records fp8_block GEMMs and experts (the 126 TRT-LLM Qwen/Qwen3-235B-A22B-FP8 rows);
+# - the row's model path is a block-scaled FP8 release (BLOCK_FP8_RELEASES), whatever quant mode it records: the
+#   harness's 1.2.0rc6.post1 row of Qwen/Qwen3-235B-A22B-FP8 records "fp8" for that same checkpoint, so the column
+#   does not tell per-tensor from block scales;
+# - a TRT-LLM row recording FP8 on the 16-bit path of a model whose publisher's FP8 release is block-scaled.
+#   TRT-LLM's PyTorch backend quantises no weights when it loads a model: it runs checkpoints quantised beforehand
+#   (the publisher's, or ModelOpt's offline), and vLLM and SGLang quantise a 16-bit checkpoint online per tensor
+#   (--quantization fp8), so only TRT-LLM's rows need a checkpoint the row does not name. For Qwen the harness's FP8
+#   checkpoint is Qwen's release (its 235B rows name it). The measurement agrees (docs/validation.md, 2026-11-26):
+#   the 176 TRT-LLM Qwen/Qwen3-32B rows' TPOT median |err| is 7.5% priced per tensor, with a bias that follows the
+#   concurrency (+10-20% at 8 clients, where per-tensor FP8 GEMMs with their dynamic input quantisation are the
+#   slower ones, -10-20% at 128), and 2.5% priced with block scales, 2.0-3.5% in each TP fold.
 BLOCK_FP8_QUANTIZATION = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                           "weight_block_size": [128, 128]}
+# Publishers' FP8 releases of bundled 16-bit models that are block-scaled (their config.json's quantization_config
+# has weight_block_size [128, 128]).
+BLOCK_FP8_RELEASES = {"Qwen3-32B": "Qwen/Qwen3-32B-FP8", "Qwen3-30B-A3B": "Qwen/Qwen3-30B-A3B-FP8",
+                      "Qwen3-235B-A22B": "Qwen/Qwen3-235B-A22B-FP8"}
 MODELS_DIR = os.path.join(ROOT, "profiles", "models")
 
 
 def records_block_fp8(r):
     return r["gemm_quant_mode"] == "fp8_block" and r["moe_quant_mode"] in ("", "fp8_block")
+
+
+def serves_block_fp8(r, model):
+    """Whether the row ran a block-FP8 checkpoint of the bundled 16-bit `model` (see BLOCK_FP8_RELEASES)."""
+    if bundled_config(model).get("quantization_config"):
+        return False
+    if records_block_fp8(r):
+        return True
+    release = BLOCK_FP8_RELEASES.get(model)
+    if release is None or not (r["gemm_quant_mode"] or r["precision"] or "").lower().startswith("fp8"):
+        return False
+    return r["model_path"] == release or r["backend"] == "trtllm"
 
 
 @functools.lru_cache(maxsize=None)
@@ -359,7 +386,7 @@ def classify(r):
         fp8 = kv_fp8 = prec.startswith("fp8")
     moe = model in MOE_MODELS
     parts = {"model": model, "fp8": fp8, "kv_fp8": kv_fp8, "concurrency": concurrency(r),
-             "block_fp8": records_block_fp8(r) and not bundled_config(model).get("quantization_config")}
+             "block_fp8": serves_block_fp8(r, model)}
     if r["mode"] == "agg":
         par, why = parallelism(r, "", moe)
         if par is None:

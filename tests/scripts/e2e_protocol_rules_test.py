@@ -2,11 +2,12 @@
 """e2e_protocol.py's one-waiting-request rule (one_waiting_runs), generator token budget (generator_max_num_tokens),
 client drift and block-FP8 checkpoints on hand-made rows: a run set whose TTFT rises with osl by one departure
 interval per cycle is flagged and replayed with one slot fewer than clients; a flat one, a steep one (requests
-queueing by the dozen) and groups above 64 clients are not; the token budget applies to the TRT-LLM and vLLM agg rows
-of AIConfigurator's harness only (not its SGLang or disagg rows, nor database-dump rows); the harness's agg rows get
-exactly osl output tokens, database-dump rows a spread; a row recording fp8_block weights runs the block-FP8
-checkpoint; a row repeating another's columns and measurement under another id and source (duplicate_rows) is not
-counted twice, and one differing in a measured digit is not a repeat."""
+queueing by the dozen) and groups above 64 clients are not; the token budget applies to the TRT-LLM and vLLM agg
+rows of AIConfigurator's harness only (not its SGLang or disagg rows, nor database-dump rows); the harness's agg
+rows get exactly osl output tokens, database-dump rows a spread; a row recording fp8_block weights, naming Qwen's
+block-scaled FP8 release, or recording TRT-LLM FP8 on a Qwen 16-bit path runs the block-FP8 checkpoint; a row
+repeating another's columns and measurement under another id and source (duplicate_rows) is not counted twice, and
+one differing in a measured digit is not a repeat."""
 import os
 import sys
 
@@ -84,12 +85,19 @@ model = ep.scenario(block_row, dict(parts, model="Qwen3-235B-A22B", block_fp8=bp
 if not isinstance(model, dict) or model["config"].get("quantization_config", {}).get("weight_block_size") != [128, 128] \
         or model["config"]["num_experts"] != 128:
     fails.append("a row recording fp8_block did not get the block-FP8 checkpoint (%s; %s)" % (why, model))
-for other, name in ((dict(block_row, gemm_quant_mode="fp8", moe_quant_mode="fp8"), "Qwen/Qwen3-235B-A22B-FP8"),
-                    (dict(block_row, model_path="deepseek-ai/DeepSeek-V3"), "deepseek-ai/DeepSeek-V3")):
+# The path of Qwen's block-scaled FP8 release names the checkpoint whatever quant mode the row records; a TRT-LLM
+# row recording fp8 on the 16-bit Qwen path ran that release too (TRT-LLM quantises no weights at load time); a vLLM
+# row there quantised online per tensor, a TRT-LLM row of a model without a block-scaled release (Llama) ran per-tensor
+# FP8, and a model whose bundled config is already quantised (DeepSeek-V3) keeps it.
+qwen32 = dict(block_row, model_path="Qwen/Qwen3-32B", gemm_quant_mode="fp8", moe_quant_mode="fp8")
+for other, want in ((dict(block_row, gemm_quant_mode="fp8", moe_quant_mode="fp8"), True),
+                    (qwen32, True), (dict(qwen32, backend="vllm"), False),
+                    (dict(qwen32, model_path="meta-llama/Llama-3.1-8B-Instruct"), False),
+                    (dict(block_row, model_path="deepseek-ai/DeepSeek-V3"), False)):
     op, why = ep.classify(dict(other, batch_size="8", moe_tp_size="1", moe_ep_size="1"))
-    if op is None or op["block_fp8"]:
-        fails.append("%s row with gemm %s: block_fp8 %s (%s)" % (name, other["gemm_quant_mode"],
-                                                                 op and op["block_fp8"], why))
+    if op is None or op["block_fp8"] != want:
+        fails.append("%s %s row with gemm %s: block_fp8 %s, want %s (%s)" % (
+            other["backend"], other["model_path"], other["gemm_quant_mode"], op and op["block_fp8"], want, why))
 # Repeats: the same run exported in two dumps (other id and source, every other column equal) is counted once.
 first = row("dump", 8, 128, 123.456, backend="vllm")
 again = dict(first, id="other_id", silicon_data_source="source_file=2026-04-06.csv")
