@@ -108,6 +108,18 @@ bool read_scenario(const Json& doc, const ResourceCatalog& catalog, Scenario& s,
   r.finish();
 
   if (errors.ok()) check_model_fits_roles(s, errors);
+  // TensorRT-LLM quantises no weights when it loads a model: FP8 on a 16-bit checkpoint means a pre-quantised
+  // export was served, which the scenario does not name. Say which one is priced (docs/validation.md, "The TRT-LLM
+  // Qwen3-32B rows run Qwen's block-FP8 release").
+  std::string trt_fp8_roles;
+  for (const RoleSpec& role : s.deployment.roles)
+    if (role.engine.backend == "trtllm" && role.engine.dtype == "fp8" && s.model.quant_method.empty())
+      trt_fp8_roles += (trt_fp8_roles.empty() ? "" : ", ") + role.name;
+  if (!trt_fp8_roles.empty())
+    s.warnings.push_back("roles " + trt_fp8_roles + " (trtllm, dtype fp8): TensorRT-LLM serves pre-quantised "
+                         "checkpoints only; FP8 on the 16-bit model " + s.model.name +
+                         " is priced as a per-tensor FP8 export (ModelOpt). For a block-scaled release (Qwen's "
+                         "*-FP8, DeepSeek's) give the model its quantization_config (weight_block_size [128, 128])");
   if (!s.model.ignored_config_keys.empty()) {
     std::string keys;
     for (const auto& k : s.model.ignored_config_keys) keys += (keys.empty() ? "" : ", ") + k;

@@ -12,7 +12,8 @@
 ///       FP4 tensor cores (the w4a16_mxfp4 MoE grid); every linear layer stays 16-bit (vLLM's Mxfp4Config has no
 ///       linear method: the checkpoint lists attention, router, embedding and LM head in modules_to_not_convert)
 ///   no quantization_config                                    engine dtype: "fp8" = online per-tensor FP8 of the
-///       linear layers and experts (the fp8 grids), else 16-bit
+///       linear layers and experts (the fp8 grids), else 16-bit. TensorRT-LLM quantises nothing at load time, so
+///       there it stands for a per-tensor export (ModelOpt) and the scenario warns so (scenario.cc)
 /// On a GPU without FP8 tensor cores (A100) FP8 weights are multiplied weight-only in 16-bit math (the cost model's
 /// math_format): the bf16 grids price them while they keep 1 byte each in memory.
 /// Modules listed in modules_to_not_convert whose name contains "self_attn" keep 16-bit attention projections.

@@ -97,6 +97,38 @@ TEST_CASE("a block_size that is not a power of two is refused with its path and 
   CHECK(s.deployment.roles[0].engine.block_size == 32);
 }
 
+TEST_CASE("TRT-LLM FP8 on a 16-bit checkpoint warns which export is priced", "[spec][scenario]") {
+  // The warnings about TensorRT-LLM's checkpoints (the bundled configs also report their unused keys).
+  auto trt_warnings = [](nlohmann::json doc) {
+    Scenario s;
+    const Errors e = parse(doc, &s);
+    INFO(e.joined());
+    REQUIRE(e.ok());
+    std::vector<std::string> out;
+    for (const auto& w : s.warnings)
+      if (w.find("TensorRT-LLM") != std::string::npos) out.push_back(w);
+    return out;
+  };
+  auto trt = small_scenario();
+  trt["engine"] = {{"backend", "trtllm"}, {"dtype", "fp8"}};
+  const auto w = trt_warnings(trt);
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::StartsWith("roles C (trtllm, dtype fp8): TensorRT-LLM serves pre-quantised checkpoints"));
+  CHECK_THAT(w[0], Catch::Contains("16-bit model Llama-3.1-8B is priced as a per-tensor FP8 export"));
+
+  auto vllm = small_scenario();  // vLLM quantises a 16-bit checkpoint online: nothing to say
+  vllm["engine"] = {{"dtype", "fp8"}};
+  CHECK(trt_warnings(vllm).empty());
+  auto bf16 = small_scenario();
+  bf16["engine"] = {{"backend", "trtllm"}};
+  CHECK(trt_warnings(bf16).empty());
+  auto quantised = trt;  // the checkpoint names its format: it is priced as such
+  quantised["model"] = "DeepSeek-V3";
+  quantised["hardware"]["gpu"] = "H200-SXM";
+  quantised["deployment"]["roles"][0]["parallelism"] = {{"tp_attn", 8}, {"tp_ffn", 8}};
+  CHECK(trt_warnings(quantised).empty());
+}
+
 TEST_CASE("unknown keys are errors naming their path", "[spec][scenario]") {
   auto top = small_scenario();
   top["colour"] = "blue";
