@@ -94,8 +94,9 @@ CHECKPOINT_QUANT = {"MiniMax-M2.5": "fp8", "gpt-oss-120b": "mxfp4"}
 #   (--quantization fp8), so only TRT-LLM's rows need a checkpoint the row does not name. For Qwen the harness's FP8
 #   checkpoint is Qwen's release (its 235B rows name it). The measurement agrees (docs/validation.md, 2026-11-26):
 #   the 176 TRT-LLM Qwen/Qwen3-32B rows' TPOT median |err| is 7.5% priced per tensor, with a bias that follows the
-#   concurrency (+10-20% at 8 clients, where per-tensor FP8 GEMMs with their dynamic input quantisation are the
-#   slower ones, -10-20% at 128), and 2.5% priced with block scales, 2.0-3.5% in each TP fold.
+#   client count (median signed +12.5% at 8 clients, where per-tensor FP8 GEMMs with their dynamic input
+#   quantisation are the slower ones, -4.6% at 128), and 2.5% priced with block scales (-2.0% to -0.1% signed at
+#   every client count, 2.0-3.5% median |err| in each TP fold).
 BLOCK_FP8_QUANTIZATION = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                           "weight_block_size": [128, 128]}
 # Publishers' FP8 releases of bundled 16-bit models that are block-scaled (their config.json's quantization_config
