@@ -33,6 +33,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_tables  # noqa: E402
+import heldout_floor  # noqa: E402
 import measured_tables  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
@@ -194,7 +195,10 @@ def main():
             results.append(rep)
             path = os.path.join(PROFILES, gpu, backend, "validation.json")
             doc = load_json(path, {})
-            doc["ops"] = {"command": "python3 scripts/validate_ops.py", "date": today, "families": rep["families"]}
+            rep["floor"] = {f: v for f, v in heldout_floor.floors(PROFILES, gpu, backend).items()
+                            if f in rep["families"]}
+            doc["ops"] = {"command": "python3 scripts/validate_ops.py", "date": today, "families": rep["families"],
+                          "between_neighbour_floor": rep["floor"]}
             summ = doc.get("summary", {})
             summ["report"] = "docs/validation.md"
             summ["ops_heldout_ape_pct"] = {f: {k: rep["families"][f]["all"][k] for k in ("n", "p50", "p95")}
@@ -331,6 +335,7 @@ def main():
                         e.append(abs(row[j] / ((row[j - 1] + row[j + 1]) / 2) - 1) * 100)
             s = stats(e)
             lines.append("- %s %s: p50 %.2f%%, p95 %.2f%% (n %d)" % (gpu, tab["key"][0], s["p50"], s["p95"], s["n"]))
+    lines += heldout_floor.section(results)
     mlines, msummary = measured_tables.gemm_section(tool)
     lines += mlines
     write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))
