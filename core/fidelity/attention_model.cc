@@ -346,18 +346,33 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
   const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], std::max(s, 1.0));
   const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], std::max(b, 1.0));
   *extrap = ps.clamped || pb.clamped;
-  *b_used = pb.clamped_to;
   *s_used = ps.clamped_to;
   // Ragged grids: large batches of long requests were not measured. Step the batch down to the largest fully
   // measured cell; the caller scales from there.
   AxisPos pos[2] = {pb, ps};
-  GridValue v = interpolate(g, pos);
-  while ((!v.ok || v.extrapolated) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
-    const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
-    pos[0] = AxisPos{};
-    pos[0].i0 = pos[0].i1 = i;
-    pos[0].clamped_to = *b_used = g.axes[0][i];
-    v = interpolate(g, pos);
+  auto step_batch_down = [&]() {
+    *b_used = pb.clamped_to;
+    pos[0] = pb;
+    GridValue v = interpolate(g, pos);
+    while ((!v.ok || v.extrapolated) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
+      const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
+      pos[0] = AxisPos{};
+      pos[0].i0 = pos[0].i1 = i;
+      pos[0].clamped_to = *b_used = g.axes[0][i];
+      v = interpolate(g, pos);
+      *extrap = true;
+    }
+    return v;
+  };
+  GridValue v = step_batch_down();
+  // Ragged the other way (a length measured only at large batches, as TensorRT-LLM's longest head_dim-256 FP8 KV
+  // column): step the length down to the longest measured at or below this batch; the caller scales from there.
+  for (std::size_t j = ps.i0; !v.ok && j > 0;) {
+    --j;
+    pos[1] = AxisPos{};
+    pos[1].i0 = pos[1].i1 = j;
+    pos[1].clamped_to = *s_used = g.axes[1][j];
+    v = step_batch_down();
     *extrap = true;
   }
   *extrap = *extrap || v.extrapolated;
@@ -376,7 +391,16 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
   const GridValue v = grid_at(use_model ? residual_ : *grid_, b, s_eq, &b_used, &s_used, &extrap);
   if (!v.ok) return -1;
   if (extrapolated && extrap) *extrapolated = true;
-  if (!use_model) return v.value * (b / std::max(b_used, 1.0));
+  auto keys_read = [&](double len) { return geo_.window > 0 ? std::min(len, static_cast<double>(geo_.window)) : len; };
+  if (!use_model) {
+    // Without the work model, a length stepped down (or clamped) is carried up by the attention work per request:
+    // the keys read in decode, the (query, key) pairs of a causal prompt in prefill.
+    double length_scale = 1;
+    if (s_used > 0 && s_eq > s_used)
+      length_scale = decode_ ? keys_read(s_eq) / keys_read(s_used)
+                             : uniform_pairs(geo_.window, s_eq) / std::max(uniform_pairs(geo_.window, s_used), 1.0);
+    return v.value * (b / std::max(b_used, 1.0)) * length_scale;
+  }
   const double product = v.value * model_batch;
   if (interp_ == Interp::kProduct) return product;
   // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.

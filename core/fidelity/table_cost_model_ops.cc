@@ -95,6 +95,7 @@ double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chu
   if (from_grid(prefill_.ok(), prefill_approx_, prefill_scale_, extrapolated,
                 [&](bool* ex) { return prefill_.prefill_us(chunks, ex); }, v))
     return v;
+  if (extrapolated && prefill_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.prefill_attention_ns(chunks) / 1e3;
   if (!curves_.ok) return roof;
   double tokens = 0;
@@ -108,6 +109,7 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
   if (from_grid(decode_.ok(), decode_approx_, decode_scale_, extrapolated,
                 [&](bool* ex) { return decode_.decode_us(contexts, ex); }, v))
     return v;
+  if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;

@@ -212,3 +212,37 @@ TEST_CASE("on the measured H100 table a uniform batch on the grid returns the me
   CHECK(grid->axes[1][9] == 1024);
   CHECK(p.decode_us(std::vector<std::int32_t>(8, 1024)) == Approx(measured).epsilon(1e-9));
 }
+
+TEST_CASE("a length measured only at the largest batch is reached from the longest length measured below it, flagged",
+          "[fidelity][attention]") {
+  // TensorRT-LLM's head_dim-256 FP8-KV decode grids measure their longest kv_len at the largest batches only; a
+  // small batch there used to find no measured cell and leave the table for the datasheet roofline unflagged.
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  for (bool decode : {true, false}) {
+    OpGrid full = synthetic_grid(decode, g, coef);
+    OpGrid ragged = full;
+    const std::size_t ns = ragged.axes[1].size(), last = ns - 1, nb = ragged.axes[0].size();
+    for (std::size_t i = 0; i + 1 < nb; ++i) {  // the last length only at the largest batch
+      ragged.values[i * ns + last] = std::nan("");
+      ragged.log_values[i * ns + last] = std::nan("");
+    }
+    AttentionPredictor p;
+    REQUIRE(p.build(ragged, decode, g));
+    const auto s = static_cast<std::int32_t>(ragged.axes[1][last]);
+    bool extrapolated = false;
+    const double pred = decode ? p.decode_us(std::vector<std::int32_t>(2, s), &extrapolated)
+                               : p.prefill_us(std::vector<PrefillChunk>(2, PrefillChunk{s, s}), &extrapolated);
+    const double truth = full.values[1 * ns + last];  // batch 2
+    CHECK(extrapolated);
+    CHECK(pred > 0);
+    CHECK(pred == Approx(truth).epsilon(0.02));  // the work model carries the length from the measured column
+    // Where the column is measured, nothing changes and nothing is flagged.
+    extrapolated = false;
+    const auto b_last = static_cast<std::size_t>(ragged.axes[0][nb - 1]);
+    const double on_grid = decode ? p.decode_us(std::vector<std::int32_t>(b_last, s), &extrapolated)
+                                  : p.prefill_us(std::vector<PrefillChunk>(b_last, PrefillChunk{s, s}), &extrapolated);
+    CHECK_FALSE(extrapolated);
+    CHECK(on_grid == Approx(full.values[(nb - 1) * ns + last]).epsilon(1e-9));
+  }
+}
