@@ -10,10 +10,20 @@ namespace servesim {
 
 struct ApeStats {
   std::vector<double> e;  ///< |pred / truth - 1| x 100 per comparison
+  std::size_t failed = 0;  ///< predictions that were not a positive finite time (counted as 100% off, and here)
   void add(double pred, double truth) {
-    if (truth > 0 && pred > 0 && std::isfinite(pred)) e.push_back(std::fabs(pred / truth - 1.0) * 100.0);
+    if (!(truth > 0)) return;
+    if (!(pred > 0) || !std::isfinite(pred)) {
+      ++failed;
+      e.push_back(100.0);
+      return;
+    }
+    e.push_back(std::fabs(pred / truth - 1.0) * 100.0);
   }
-  void add_all(const ApeStats& o) { e.insert(e.end(), o.e.begin(), o.e.end()); }
+  void add_all(const ApeStats& o) {
+    e.insert(e.end(), o.e.begin(), o.e.end());
+    failed += o.failed;
+  }
   /// {"n", "p50", "p95", "max"}, percentages rounded to 0.01.
   nlohmann::ordered_json json() const {
     std::vector<double> s = e;
@@ -24,7 +34,9 @@ struct ApeStats {
       i = i == 0 ? 0 : i - 1;
       return std::round(s[std::min(i, s.size() - 1)] * 100.0) / 100.0;
     };
-    return {{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
+    nlohmann::ordered_json j = {{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
+    if (failed > 0) j["failed"] = failed;
+    return j;
   }
 };
 

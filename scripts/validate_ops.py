@@ -234,8 +234,9 @@ def main():
         for f in FAMILY_ORDER:
             if f in rep["families"]:
                 a = rep["families"][f]["all"]
-                lines.append("| %s/%s | %s | %d | %.2f%% | %.2f%% | %.1f%% |" % (
-                    rep["gpu"], rep["backend"], f, a["n"], a["p50"], a["p95"], a["max"]))
+                failed = " (%d failed: no positive time, counted as 100%% off)" % a["failed"] if a.get("failed") else ""
+                lines.append("| %s/%s | %s | %d%s | %.2f%% | %.2f%% | %.1f%% |" % (
+                    rep["gpu"], rep["backend"], f, a["n"], failed, a["p50"], a["p95"], a["max"]))
     lines += ["", "SGLang DeepEP all-to-all by phase (held-out token counts per rank, the simulator's token "
                   "interpolation: linear where latency rises, log-log where it dips; `log-log` is plain log-log "
                   "interpolation on the same split; `choice split` holds out the complementary token counts, where "
