@@ -134,6 +134,7 @@ TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double cou
   const WeightFormat grid_format = f == WeightFormat::kFp8Block && vllm_tables ? WeightFormat::kFp8 : f;
   const OpGrid* grid = t_.gemm.find({gemm_table_dtype(grid_format)});
   if (grid) g.table = make_gemm_curve(*grid, n, k);
+  g.grid = grid != nullptr;
   return g;
 }
 

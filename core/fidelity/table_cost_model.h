@@ -137,6 +137,7 @@ class TableCostModel : public CostModel {
   PipelineHopShape hop_;        ///< what the backend sends per hop
   struct GemmUse {
     GemmCurve table;  ///< empty = datasheet
+    bool grid = false;  ///< a grid of this format exists (an empty `table` then means no measured cell near it)
     double count = 1; ///< per layer
     bool fp8 = false;
     /// The table's time includes an input quantisation kernel that the engine fuses into the elementwise kernel

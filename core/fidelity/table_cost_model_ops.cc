@@ -29,7 +29,10 @@ double TableCostModel::datasheet_gemm_us(double m, double n, double k, bool fp8)
 
 double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) const {
   if (m <= 0) return 0;
-  if (!g.table.ok()) return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
+  if (!g.table.ok()) {
+    if (extrap && g.grid) *extrap = true;  // the format's grid has no measured cell near this shape
+    return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
+  }
   const double us = g.table.us(m, extrap);
   if (!g.quant_fused) return us;
   // Never below half the cell: the quantisation is the smaller kernel of the two at every shape (a guard).
