@@ -34,7 +34,8 @@ struct ApeStats {
       i = i == 0 ? 0 : i - 1;
       return std::round(s[std::min(i, s.size() - 1)] * 100.0) / 100.0;
     };
-    nlohmann::ordered_json j = {{"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
+    nlohmann::ordered_json j = {
+        {"n", s.size()}, {"p50", pct(0.5)}, {"p95", pct(0.95)}, {"max", s.empty() ? 0.0 : pct(1.0)}};
     if (failed > 0) j["failed"] = failed;
     return j;
   }
