@@ -18,7 +18,8 @@ docs/validation.md, which holds all of them), --limit N (first N rows per group,
 neither docs/validation.md nor validation.json).
 
 Exploring the protocol (each prints like --model and writes nothing):
-    --rows                          also print every replayed row: layout, clients, measured vs simulated TTFT/TPOT
+    --rows                          print every replayed row (layout, clients, measured -> simulated TTFT/TPOT)
+                                    instead of the worst ones
     --outputs exact|token|desync    replay every row with that output-length protocol instead of its own
     --set PATH=JSON                 override one scenario field in every replayed row, e.g.
                                     --set engine.max_num_batched_tokens=4096 --set 'engine.moe_routing="power_law"'
@@ -489,30 +490,27 @@ def main():
             print("%-36s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"
                   % (name, s["n"], s["ttft_median_abs_pct"], s["ttft_median_signed_pct"], s["tpot_median_abs_pct"],
                      s["tpot_median_signed_pct"]))
-        if args.rows:
-            clients = {r["id"]: p["concurrency"] for r, p in expressible}
+        clients = {r["id"]: p["concurrency"] for r, p in expressible}
 
+        def row_line(r, et, ep):
+            sim = sims[r["id"]]
+            return ("  %s %s %s tp%s dp%s ep%s isl %5s osl %5s c %4s  TTFT %8.1f -> %8.1f ms (%+4.0f%%)  "
+                    "TPOT %6.2f -> %6.2f ms (%+4.0f%%)" % (
+                        r["backend"], r["mode"], r["model_path"].split("/")[-1], r["tp_size"] or "-",
+                        r["attention_dp_size"] or 1, r["moe_ep_size"] or 1, r["isl"], r["osl"], clients[r["id"]],
+                        float(r["silicon_ttft_ms"]), sim[0], et * 100, float(r["silicon_tpot_ms"]), sim[1], ep * 100))
+        if args.rows:
             def order(e):
                 r = e[0]
                 return (r["backend"], r["mode"], r["model_path"], num(r["tp_size"]), num(r["isl"]), num(r["osl"]),
                         clients[r["id"]], r["id"])
             print("every replayed row (measured -> simulated; c = clients):")
             for r, et, ep in sorted(errs, key=order):
-                sim = sims[r["id"]]
-                print("  %s %s %s tp%s dp%s isl %5s osl %5s c %4s  TTFT %8.1f -> %8.1f ms (%+4.0f%%)  "
-                      "TPOT %6.2f -> %6.2f ms (%+4.0f%%)" % (
-                          r["backend"], r["mode"], r["model_path"].split("/")[-1], r["tp_size"] or "-",
-                          r["attention_dp_size"] or 1, r["isl"], r["osl"], clients[r["id"]],
-                          float(r["silicon_ttft_ms"]), sim[0], et * 100, float(r["silicon_tpot_ms"]), sim[1], ep * 100))
-        for label, k in (("TTFT", 1), ("TPOT", 2)):
-            print("worst %s rows:" % label)
+                print(row_line(r, et, ep))
+        for label, k in () if args.rows else (("TTFT", 1), ("TPOT", 2)):  # --rows printed them all
+            print("worst %s rows (measured -> simulated):" % label)
             for r, et, ep in sorted(errs, key=lambda e: -abs(e[k]))[:8]:
-                sim = sims[r["id"]]
-                print("  %-60s %s tp%s dp%s ep%s isl %s osl %s bs %s: TTFT %.1f vs %.1f ms (%+.0f%%), "
-                      "TPOT %.2f vs %.2f ms (%+.0f%%)" % (
-                          r["id"][:60], r["model_path"].split("/")[-1], r["tp_size"], r["attention_dp_size"] or 1,
-                          r["moe_ep_size"] or 1, r["isl"], r["osl"], r["batch_size"], sim[0],
-                          float(r["silicon_ttft_ms"]), et * 100, sim[1], float(r["silicon_tpot_ms"]), ep * 100))
+                print("  %s\n%s" % (r["id"], row_line(r, et, ep)))
         for (b, mode, why), ids in sorted(skipped.items()):
             print("not replayed: %s %s: %s (%d rows)" % (b, mode, why, len(ids)))
         return
