@@ -25,4 +25,12 @@ struct PipelineHopShape {
 /// The hop of a backend ("vllm", "sglang", "trtllm"; anything else is priced as vllm, the default backend).
 PipelineHopShape pipeline_hop_shape(const std::string& backend);
 
+/// One hop's time for `tensor_bytes` per tensor from the two prices a cost model has: `send(bytes)`, one
+/// stage-to-stage send, and `gather(bytes)`, the receiver's all-gather of a whole tensor over its `tp` ranks.
+template <class Send, class Gather>
+double pipeline_hop_time(const PipelineHopShape& h, double tensor_bytes, int tp, Send send, Gather gather) {
+  if (!h.split_over_tp || tp <= 1) return h.tensors * send(tensor_bytes);
+  return h.tensors * (send(tensor_bytes / tp) + gather(tensor_bytes));
+}
+
 }  // namespace servesim

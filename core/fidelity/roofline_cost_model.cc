@@ -51,33 +51,31 @@ double RooflineCostModel::qk_norm_all_reduces_ns(double tokens) const {
   return static_cast<double>(layers_per_stage_) * p_.pp * all_reduce_ns(8 * tokens, p_.tp_attn);
 }
 
+double RooflineCostModel::link_ns(double bytes, bool intra_node) const {
+  const double bw = (intra_node ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
+  return bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+}
+
 double RooflineCostModel::all_reduce_ns(double bytes, int gpus) const {
   if (gpus <= 1 || bytes <= 0) return 0;
-  const bool intra = gpus <= g_.gpus_per_node;
-  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
   // Ring all-reduce moves 2 (n-1)/n of the buffer through each GPU's link.
-  return 2.0 * (gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+  return link_ns(2.0 * (gpus - 1) / gpus * bytes, gpus <= g_.gpus_per_node);
 }
 
 double RooflineCostModel::all_gather_ns(double bytes, int gpus) const {
   if (gpus <= 1 || bytes <= 0) return 0;
-  const bool intra = gpus <= g_.gpus_per_node;
-  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
-  return static_cast<double>(gpus - 1) / gpus * bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+  return link_ns(static_cast<double>(gpus - 1) / gpus * bytes, gpus <= g_.gpus_per_node);
 }
 
 double RooflineCostModel::pipeline_send_ns(double bytes) const {
-  const bool intra = p_.world_size() <= g_.gpus_per_node;
-  const double bw = (intra ? g_.intra_node_gb_s() : g_.inter_node_gb_s) * 1e9 * k_.link_efficiency;
-  return bytes / bw * 1e9 + k_.link_latency_us * 1e3;
+  return link_ns(bytes, p_.world_size() <= g_.gpus_per_node);
 }
 
 double RooflineCostModel::pipeline_hop_ns(double tokens) const {
   if (p_.pp <= 1 || tokens <= 0) return 0;
-  const double bytes = tokens * static_cast<double>(m_.hidden_size) * a_bytes_;  // one whole tensor
-  const int tp = p_.tp_attn;
-  if (!hop_.split_over_tp || tp <= 1) return hop_.tensors * pipeline_send_ns(bytes);
-  return hop_.tensors * (pipeline_send_ns(bytes / tp) + all_gather_ns(bytes, tp));
+  return pipeline_hop_time(hop_, tokens * static_cast<double>(m_.hidden_size) * a_bytes_, p_.tp_attn,
+                           [&](double bytes) { return pipeline_send_ns(bytes); },
+                           [&](double bytes) { return all_gather_ns(bytes, p_.tp_attn); });
 }
 
 double RooflineCostModel::moe_experts_ns(double T) const {

@@ -38,6 +38,9 @@ class RooflineCostModel : public CostModel {
 
   /// Time of one dense GEMM [m x k] x [k x n] on one GPU, ns.
   double gemm_ns(double m, double n, double k) const;
+  /// `bytes` through one GPU's link (NVLink inside a node, else the network) at bandwidth x efficiency, plus the link
+  /// latency, ns.
+  double link_ns(double bytes, bool intra_node) const;
   /// All-reduce of `bytes` over `gpus` GPUs inside a node (ring), ns.
   double all_reduce_ns(double bytes, int gpus) const;
   /// Ring all-gather of a gathered buffer of `bytes` over `gpus` GPUs: (n-1)/n of it through each GPU's link, ns.

@@ -198,17 +198,17 @@ double TableCostModel::qk_norm_all_reduces_us(double tokens, bool graph) const {
 
 double TableCostModel::pipeline_hop_us(double tokens, bool* extrapolated) const {
   if (p_.pp <= 1 || tokens <= 0) return 0;
-  const double elements = tokens * static_cast<double>(m_.hidden_size);  // one whole tensor
+  const double elements = tokens * static_cast<double>(m_.hidden_size);  // one whole 16-bit tensor
   const int tp = p_.tp_attn;
-  if (!hop_.split_over_tp || tp <= 1) return hop_.tensors * pipeline_send_us(elements * 2, extrapolated);
-  double gather = 0;
-  if (const CollectiveTime t = collectives_.nccl("all_gather", elements, tp); t.ok) {
-    if (extrapolated && t.extrapolated) *extrapolated = true;
-    gather = t.us;
-  } else {
-    gather = roofline_.all_gather_ns(elements * 2, tp) / 1e3;
-  }
-  return hop_.tensors * (pipeline_send_us(elements * 2 / tp, extrapolated) + gather);
+  auto gather = [&](double bytes) {
+    if (const CollectiveTime t = collectives_.nccl("all_gather", bytes / 2, tp); t.ok) {
+      if (extrapolated && t.extrapolated) *extrapolated = true;
+      return t.us;
+    }
+    return roofline_.all_gather_ns(bytes, tp) / 1e3;
+  };
+  return pipeline_hop_time(hop_, elements * 2, tp, [&](double bytes) { return pipeline_send_us(bytes, extrapolated); },
+                           gather);
 }
 
 double TableCostModel::pipeline_send_us(double bytes, bool* extrapolated) const {
