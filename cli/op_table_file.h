@@ -1,8 +1,10 @@
 #pragma once
-/// Reading an operator table file from disk for the servesim_opcheck tools (the simulator itself loads through
-/// ResourceCatalog).
+/// Reading an operator table file and a GPU's facts from disk for the servesim_opcheck tools (the simulator itself
+/// loads through ResourceCatalog).
 #include <iostream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/file_io.h"
 #include "core/fidelity/op_table.h"
@@ -16,6 +18,26 @@ inline bool load_op_table_file(const std::string& path, OpTable& t) {
   const std::string err = parse_op_table(text, t);
   if (!err.empty()) std::cerr << path << ": " << err << "\n";
   return err.empty();
+}
+
+/// What the op checks need of a GPU (PROFILES_DIR/gpus/GPU.json); H100-SXM's figures where the file or a field is
+/// missing.
+struct GpuFacts {
+  double hbm_tb_s = 3.35, bf16 = 989, fp8 = 1979;
+  int sms = 132;
+};
+
+inline GpuFacts load_gpu_facts(const std::string& root, const std::string& gpu) {
+  GpuFacts facts;
+  std::string text;
+  if (!read_file(root + "/gpus/" + gpu + ".json", text)) return facts;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return facts;
+  facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
+  facts.bf16 = j.value("bf16_tflops", facts.bf16);
+  if (j.contains("fp8_tflops") && j["fp8_tflops"].is_number()) facts.fp8 = j["fp8_tflops"].get<double>();
+  facts.sms = j.value("sm_count", facts.sms);
+  return facts;
 }
 
 }  // namespace servesim

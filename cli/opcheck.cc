@@ -283,11 +283,6 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
 
 // ------------------------------------------------------------------------------------------------ MoE
 
-struct GpuFacts {
-  double hbm_tb_s = 3.35, bf16 = 989, fp8 = 1979;
-  int sms = 132;
-};
-
 MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
   const double H = std::atof(g.key[1].c_str()), I = std::atof(g.key[2].c_str()), tp = std::atof(g.key[5].c_str());
   const bool q8 = g.key[0].rfind("fp8", 0) == 0;
@@ -469,19 +464,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string root = argv[1], gpu = argv[2], backend = argv[3];
-  GpuFacts facts;
-  {
-    std::string text;
-    if (read_file(root + "/gpus/" + gpu + ".json", text)) {
-      const auto j = nlohmann::json::parse(text, nullptr, false);
-      if (!j.is_discarded()) {
-        facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
-        facts.bf16 = j.value("bf16_tflops", facts.bf16);
-        if (j.contains("fp8_tflops") && j["fp8_tflops"].is_number()) facts.fp8 = j["fp8_tflops"].get<double>();
-        facts.sms = j.value("sm_count", facts.sms);
-      }
-    }
-  }
+  const GpuFacts facts = load_gpu_facts(root, gpu);
   OJson out;
   out["gpu"] = gpu;
   out["backend"] = backend;

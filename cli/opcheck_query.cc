@@ -5,6 +5,17 @@
 //   gemm DTYPE M N K            ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/BACKEND/gemm.json)
 //   collective OP half GPUS E   ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/nccl.json, E elements per GPU,
 //                                                                 read by CollectiveModel as roles read it)
+//   attention_prefill KV_DTYPE HEAD_DIM HEADS KV_HEADS Q:CTX [Q:CTX ...]
+//                               ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/BACKEND/context_attention.json:
+//                                                                 one batch of prompt chunks, q new tokens over ctx
+//                                                                 keys each, priced as the simulator prices it)
+//   attention_decode KV_DTYPE HEAD_DIM HEADS KV_HEADS CTX [CTX ...]
+//                               ->  <us> <extrapolated 0|1>      (.../generation_attention.json: one batch of
+//                                                                 decodes over CTX keys each)
+//
+// Attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
+// interpolation) from the grid whose key is exactly (KV_DTYPE, HEAD_DIM, HEADS, KV_HEADS), with the SM count of
+// PROFILES_DIR/gpus/GPU.json; scripts/validate_mixed_attention.py scores them on measured ragged batches.
 //
 // A query the tables cannot answer (no grid for the key, malformed line) prints "nan 1" and a message on stderr
 // naming the line; the run goes on.
@@ -19,6 +30,7 @@
 #include <string>
 
 #include "cli/op_table_file.h"
+#include "core/fidelity/attention_model.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/op_table.h"
@@ -28,6 +40,83 @@ using namespace servesim;
 namespace {
 
 bool positive(double v) { return std::isfinite(v) && v > 0; }
+
+/// Attention queries: the predictor for one exact grid key, built once per (phase, key).
+class AttentionQueries {
+ public:
+  AttentionQueries(const std::string& dir, int sms) : dir_(dir), sms_(sms) {}
+
+  /// Prices the rest of `in` (per-request lengths after the key fields); sets `why` when it cannot.
+  double price(bool decode, std::istringstream& in, bool* extrapolated, std::string& why) {
+    std::string dtype;
+    int head_dim = 0, heads = 0, kv_heads = 0;
+    if (!(in >> dtype >> head_dim >> heads >> kv_heads) || head_dim <= 0 || heads <= 0 || kv_heads <= 0 ||
+        heads % kv_heads != 0) {
+      why = "expected: attention_prefill|attention_decode KV_DTYPE HEAD_DIM HEADS KV_HEADS LENGTHS... with HEADS a "
+            "positive multiple of KV_HEADS";
+      return NAN;
+    }
+    std::vector<PrefillChunk> chunks;
+    std::vector<std::int32_t> contexts;
+    std::string item;
+    while (in >> item) {
+      long long q = 1, ctx = 0;
+      char colon = 0;
+      std::istringstream f(item);
+      const bool read = decode ? static_cast<bool>(f >> ctx) : static_cast<bool>(f >> q >> colon >> ctx);
+      if (!read || !f.eof() || (!decode && colon != ':') || q < 1 || ctx < q || ctx > (1LL << 30)) {
+        why = "bad request length '" + item + "' (" + (decode ? "CTX >= 1" : "Q:CTX with 1 <= Q <= CTX") + ")";
+        return NAN;
+      }
+      if (decode) contexts.push_back(static_cast<std::int32_t>(ctx));
+      else chunks.push_back(PrefillChunk{static_cast<std::int32_t>(q), ctx});
+    }
+    if (chunks.empty() && contexts.empty()) {
+      why = "no request lengths";
+      return NAN;
+    }
+    const std::string key = dtype + " " + std::to_string(head_dim) + " " + std::to_string(heads) + " " +
+                            std::to_string(kv_heads);
+    const AttentionPredictor* p = predictor(decode, {dtype, std::to_string(head_dim), std::to_string(heads),
+                                                     std::to_string(kv_heads)});
+    if (!p) {
+      why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key;
+      return NAN;
+    }
+    *extrapolated = false;
+    return decode ? p->decode_us(contexts, extrapolated) : p->prefill_us(chunks, extrapolated);
+  }
+
+ private:
+  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key) {
+    OpTable& t = tables_[decode];
+    if (!loaded_[decode]) {
+      loaded_[decode] = true;
+      have_[decode] = load_op_table_file(dir_ + (decode ? "generation_attention.json" : "context_attention.json"), t);
+    }
+    if (!have_[decode]) return nullptr;
+    std::string name = decode ? "d" : "p";
+    for (const std::string& k : key) name += " " + k;
+    auto it = built_.find(name);
+    if (it == built_.end()) {
+      const OpGrid* g = t.find(key);
+      AttentionPredictor p;
+      AttentionGeometry geo;
+      geo.heads = std::atoi(key[2].c_str());
+      geo.kv_heads = std::atoi(key[3].c_str());
+      geo.sms = sms_;
+      const bool ok = g && p.build(*g, decode, geo, /*choose=*/true);
+      it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
+    }
+    return it->second.ok() ? &it->second : nullptr;
+  }
+
+  std::string dir_;
+  int sms_;
+  OpTable tables_[2];
+  bool loaded_[2] = {false, false}, have_[2] = {false, false};
+  std::map<std::string, AttentionPredictor> built_;
+};
 
 }  // namespace
 
@@ -43,6 +132,7 @@ int query_main(int argc, char** argv) {
   CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
   collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
+  AttentionQueries attention(root + "/" + gpu + "/" + backend + "/", load_gpu_facts(root, gpu).sms);
   std::string line;
   long line_no = 0;
   while (std::getline(std::cin, line)) {
@@ -89,8 +179,11 @@ int query_main(int argc, char** argv) {
       } else {
         why = "no collective grid for " + op + " half " + std::to_string(gpus);
       }
+    } else if (kind == "attention_prefill" || kind == "attention_decode") {
+      us = attention.price(kind == "attention_decode", in, &extrapolated, why);
+      if (!why.empty()) extrapolated = true;
     } else {
-      why = "unknown query kind '" + kind + "' (gemm or collective)";
+      why = "unknown query kind '" + kind + "' (gemm, collective, attention_prefill or attention_decode)";
     }
     if (!why.empty()) std::cerr << "query line " << line_no << ": " << why << "\n";
     std::cout << (std::isnan(us) ? std::string("nan") : std::to_string(us)) << " " << (extrapolated ? 1 : 0) << "\n";

@@ -6,8 +6,9 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py [--build DIR]
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
-    python3 scripts/validate_ops.py --check-measured   # the same for the held-out error of the GEMM grid servesim
-                                                       # measured itself (profiles/measured/, ctest)
+    python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
+                                                       # (profiles/measured/: the GEMM grid's held-out error and
+                                                       # the attention predictor on mixed-length batches, ctest)
 
 For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulator's own C++ predictors: whole
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
@@ -34,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_tables  # noqa: E402
 import heldout_floor  # noqa: E402
+import measured_attention  # noqa: E402
 import measured_tables  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
@@ -182,7 +184,8 @@ def main():
     if args.check_transfer:
         return check_transfer(tool)
     if args.check_measured:
-        return measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+        measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+        return measured_attention.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
     today = datetime.date.today().isoformat()
     results = []
     for gpu, _ in gen_tables.GPUS:
@@ -340,6 +343,9 @@ def main():
     mlines, msummary = measured_tables.gemm_section(tool)
     lines += mlines
     write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))
+    alines, asummary = measured_attention.section(tool)
+    lines += alines
+    write_json(measured_attention.VALIDATION, dict(asummary, command="python3 scripts/validate_ops.py", date=today))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from validate_e2e import replace_section  # noqa: E402
     replace_section(DOC, "ops", "\n".join(lines))

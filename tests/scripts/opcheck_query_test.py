@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""servesim_opcheck --query (scripts/cross_source.py's access to the predictors): a GEMM at a measured cell returns
-that cell exactly and unflagged, a shape past the grid is flagged, a collective between measured sizes lies between
-its neighbours, and bad lines answer "nan 1" without stopping the run.
+"""servesim_opcheck --query (scripts/cross_source.py's and scripts/measured_attention.py's access to the
+predictors): a GEMM and a uniform attention batch at a measured cell return that cell (unflagged), a shape past the
+grid is flagged, a collective between measured sizes lies between its neighbours, a batch of mixed lengths is
+priced, and bad lines answer "nan 1" without stopping the run.
 
     opcheck_query_test.py PATH_TO_servesim_opcheck"""
 import json
@@ -18,10 +19,30 @@ cell = values[(i * len(ks) + j) * len(ms) + k]
 nccl = [t for t in json.load(open(os.path.join(PROFILES, "A100-80G", "nccl.json")))["tables"]
         if t["key"] == ["all_reduce", "half", 8]][0]
 xs, ys = nccl["axes"][0], nccl["values"]
+
+def attention_cell(op):
+    """(key, batch, length, us) of a measured cell in the middle of one of the A100 table's grids."""
+    t = [t for t in json.load(open(os.path.join(PROFILES, "A100-80G", "vllm", op + ".json")))["tables"]
+         if t["key"][1:] == [128, 32, 8]][0]
+    (bs, ss), v = t["axes"], t["values"]
+    for a in range(len(bs) // 2, len(bs)):
+        for b in range(len(ss) // 2, len(ss)):
+            if v[a * len(ss) + b] is not None:
+                return t["key"], bs[a], ss[b], v[a * len(ss) + b]
+
+
+pkey, pb, ps, pcell = attention_cell("context_attention")
+dkey, db, ds, dcell = attention_cell("generation_attention")
+head = lambda key: " ".join(str(x) for x in key)
 queries = ["gemm bfloat16 %d %d %d" % (ms[k], ns[i], ks[j]),
            "gemm bfloat16 %d %d %d" % (ms[-1] * 4, ns[i], ks[j]),
            "collective all_reduce half 8 %d" % ((xs[3] + xs[4]) // 2),
-           "gemm nosuchtype 1 2 3", "gemm bfloat16 0 2 3", "hello", "collective all_reduce half 3 100"]
+           "attention_prefill %s %s" % (head(pkey), " ".join(["%d:%d" % (ps, ps)] * pb)),
+           "attention_decode %s %s" % (head(dkey), " ".join([str(ds)] * db)),
+           "attention_decode %s 100 5000 20 30000" % head(dkey),
+           "gemm nosuchtype 1 2 3", "gemm bfloat16 0 2 3", "hello", "collective all_reduce half 3 100",
+           "attention_prefill %s 5:3" % head(pkey), "attention_decode bfloat16 128 33 8 10",
+           "attention_decode nosuchtype 128 32 8 10"]
 out = subprocess.run([sys.argv[1], "--query", PROFILES, "A100-80G", "vllm"], input="\n".join(queries),
                      capture_output=True, text=True)
 got = [line.split() for line in out.stdout.splitlines()]
@@ -36,11 +57,16 @@ else:
     lo, hi = sorted((ys[3], ys[4]))
     if not lo <= float(got[2][0]) <= hi or got[2][1] != "0":
         fails.append("collective between sizes: %s not within [%s, %s]" % (got[2], lo, hi))
-    for n in range(3, 7):
+    for n, want in ((3, pcell), (4, dcell)):
+        if abs(float(got[n][0]) - want) > 1e-3 * want or got[n][1] != "0":
+            fails.append("uniform attention batch at a measured cell: got %s, want %s unflagged" % (got[n], want))
+    if not float(got[5][0]) > 0 or got[5][1] != "0":
+        fails.append("decode batch of mixed lengths: %s" % got[5])
+    for n in range(6, len(queries)):
         if got[n] != ["nan", "1"]:
             fails.append("bad query %r answered %s" % (queries[n], got[n]))
-    if out.stderr.count("query line") != 4:
-        fails.append("expected 4 messages naming the bad lines, got: %s" % out.stderr)
+    if out.stderr.count("query line") != len(queries) - 6:
+        fails.append("expected %d messages naming the bad lines, got: %s" % (len(queries) - 6, out.stderr))
 if fails:
     sys.exit("opcheck --query: " + "; ".join(fails))
 print("servesim_opcheck --query: ok")
