@@ -129,7 +129,10 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   const double longest = static_cast<double>(ceil_div(nb_max, splits));
   f[0] = 1.0;
   f[1] = static_cast<double>(requests);
-  f[2] = std::max(key_tiles * g.kv_heads / s, longest);
+  const double throughput = key_tiles * g.kv_heads / s;
+  const double copies = static_cast<double>(g.kv_heads) * splits;  // CTAs of one request
+  const double start = static_cast<double>(requests) * copies > s ? throughput * (1.0 - 0.5 / copies) : 0.0;
+  f[2] = std::max(throughput, start + kLoneCtaTileRatio * longest);
   f[3] = static_cast<double>(requests) * g.kv_heads * splits / s;
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
 }

@@ -9,7 +9,11 @@
 ///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads).
 ///  - decode (split-KV): each request's KV is cut into `splits` chunks (FlashAttention's num_splits heuristic
 ///    on the batch's longest request); one CTA per (request, kv head, split). Time ~ t0 + p * b
-///    + a * max(total key tiles * kv_heads / SMs, longest chunk) + b * CTAs / SMs + c * combine work.
+///    + a * max(total key tiles * kv_heads / SMs, start + r * longest chunk) + b * CTAs / SMs + c * combine work.
+///    r = kLoneCtaTileRatio: a CTA left alone with a long chunk streams its keys faster than an SM's share of the
+///    memory bandwidth when every SM is busy. start: with more CTAs than SMs, the longest request's last CTA is
+///    launched after most of the others' work (its kv_heads * splits CTAs spread through the launch order; on
+///    average all but 1 / (2 kv_heads splits) of it); with one wave or less, at once.
 /// The coefficients are fitted (non-negative least squares on relative error) per head configuration on the
 /// uniform table. The cost model then prices a batch as table(uniform equivalent) x model(batch) /
 /// model(uniform equivalent): exact on measured uniform batches, the model supplying the composition effect.
@@ -40,6 +44,15 @@ std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
 /// keys; and its inverse (the uniform-equivalent length of a batch's pairs per request).
 double uniform_pairs(std::int64_t window, double s);
 double uniform_length_for_pairs(std::int64_t window, double pairs);
+
+/// Decode: the time a CTA left alone takes per key tile, over the time per tile per SM when all SMs stream keys
+/// (HBM-bound). Not identifiable from uniform grids, where every CTA of a batch has the same work; measured on
+/// batches of mixed KV lengths (profiles/measured/H100-SXM/attention_mixed/, FlashAttention-2 on an H100): a
+/// 16-request batch with one 49857-key request took 512 us where 128 CTAs of 32768 keys, one per SM, took 717 us
+/// (1.3 against 2.8 us per tile). 0.5 is the value in steps of 0.1 with the lowest median error on sweep_seed1's
+/// ragged decodes (three head configurations); more_seed2's six other head configurations are held out
+/// (docs/validation.md, "Mixed-batch attention measured here"). Before, the model had r = 1 and no late start.
+constexpr double kLoneCtaTileRatio = 0.5;
 
 constexpr int kPrefillFeatures = 4;
 constexpr int kDecodeFeatures = 5;

@@ -181,6 +181,37 @@ TEST_CASE("mixed decode batches cost what their per-request work says, not their
   CHECK(ex);  // beyond the longest measured length: flagged
 }
 
+TEST_CASE("a long decode alone streams at the lone-CTA ratio, and after a full wave it starts late",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  // 16 requests x 8 KV heads = 128 CTAs: no split (>= 80% of 132 SMs), one wave. One request of 40960 keys
+  // (320 tiles) among 15 of 128 keys (1 tile): throughput 335 x 8 / 132 = 20.3 tiles per SM, far under the long
+  // CTA's 320 tiles, which it streams at kLoneCtaTileRatio of a busy SM's per-tile time, from the start.
+  std::vector<std::int32_t> one_long(16, 128);
+  one_long[0] = 40960;
+  DecodeWork w;
+  for (std::int32_t c : one_long) w.add(g, c);
+  double f[8] = {};
+  w.features(g, f);
+  CHECK(f[2] == Approx(kLoneCtaTileRatio * 320));
+  CHECK(f[3] == Approx(16.0 * 8 / 132));  // CTAs / SMs: one split each
+  // 64 requests = 512 CTAs, more than the SMs: the long request's 8 CTAs are spread through the launch order, so
+  // the last one starts after all but 1 / 16 of the throughput work on average.
+  std::vector<std::int32_t> many(64, 128);
+  many[0] = 40960;
+  DecodeWork m;
+  for (std::int32_t c : many) m.add(g, c);
+  m.features(g, f);
+  const double throughput = (320.0 + 63) * 8 / 132;
+  CHECK(f[2] == Approx(throughput * (1 - 0.5 / 8) + kLoneCtaTileRatio * 320));
+  // A uniform batch of more CTAs than SMs takes the same form (its last CTAs also start late); the fit on the
+  // uniform grid absorbs it, and the ratio model(batch) / model(uniform) carries only the composition.
+  DecodeWork u;
+  for (int i = 0; i < 64; ++i) u.add(g, 4096);
+  u.features(g, f);
+  CHECK(f[2] == Approx(std::max(64.0 * 32 * 8 / 132, 64.0 * 32 * 8 / 132 * (1 - 0.5 / 8) + kLoneCtaTileRatio * 32)));
+}
+
 TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
