@@ -36,9 +36,10 @@ import argparse
 import csv
 import math
 import random
-import statistics
 import sys
 import time
+
+from gpu_timing import nvml_clock, settle, time_calls
 
 PREFILL_B = [1, 2, 4, 8, 16, 32, 64, 128]
 PREFILL_S = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384]
@@ -130,22 +131,6 @@ def mixed_sets(rng):
     return cells
 
 
-def nvml_clock():
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        return lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
-    except Exception:
-        return lambda: 0
-
-
-def settle(torch, busy_ms):
-    if busy_ms > 2.0:
-        torch.cuda._sleep(int(min(20.0, 2.0 * busy_ms) * 1e-3 * 1.98e9))
-        torch.cuda.synchronize()
-
-
 def flash(torch, q, k, v, cu_q, cu_k, max_q, max_k):
     return torch.ops.aten._flash_attention_forward(q, k, v, cu_q, cu_k, max_q, max_k, 0.0, True, False)[0]
 
@@ -173,34 +158,7 @@ def make_buffers(torch, reqs, heads, kv_heads, d, gen):
 
 def time_cell(torch, bufs, max_q, max_k, blocks, block_us):
     """Median over `blocks` of the mean replay time per call (ms) and the max/min block ratio."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for b in bufs:
-            flash(torch, *b, max_q, max_k)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outs = [flash(torch, *b, max_q, max_k) for b in bufs]
-    for _ in range(3):
-        graph.replay()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    graph.replay()
-    end.record()
-    end.synchronize()
-    one = max(start.elapsed_time(end), 1e-4)
-    reps = max(1, int(block_us / 1000.0 / one + 0.999))
-    samples = []
-    for _ in range(blocks):
-        start.record()
-        for _ in range(reps):
-            graph.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / reps / len(bufs))
-    del graph, outs
-    return statistics.median(samples), max(samples) / min(samples)
+    return time_calls(torch, [lambda b=b: flash(torch, *b, max_q, max_k) for b in bufs], blocks, block_us)
 
 
 def probe(torch, gen):

@@ -23,9 +23,10 @@ import argparse
 import csv
 import os
 import random
-import statistics
 import sys
 import time
+
+from gpu_timing import nvml_clock, settle, time_calls
 
 # n and k: AIConfigurator's lines from 64 to 16384 plus lines where theirs are a factor 1.5-2 apart (192, 384,
 # 640, 896, 1280, 1792, 4608, 9216, 14336); their 51200 / 65536 lines are left out as too costly for one
@@ -61,62 +62,15 @@ def parse_args():
 def time_cell(torch, weights, x, blocks, block_us, clock):
     """Median over `blocks` of the mean replay time of a graph of COPIES products, per product, in ms;
     the max/min block ratio; the SM clock (MHz) read after the last block, or 0 where NVML is missing."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):  # eager warm-up: cuBLAS picks and loads its kernel outside the capture
-        for w in weights:
-            torch.nn.functional.linear(x, w)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        outs = [torch.nn.functional.linear(x, w) for w in weights]
-    for _ in range(3):
-        graph.replay()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    graph.replay()
-    end.record()
-    end.synchronize()
-    one = max(start.elapsed_time(end), 1e-4)  # ms per replay, rough
-    reps = max(1, int(block_us / 1000.0 / one + 0.999))
-    samples = []
-    for _ in range(blocks):
-        start.record()
-        for _ in range(reps):
-            graph.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / reps / COPIES)
-    mhz = clock()
-    del graph, outs
-    return statistics.median(samples), max(samples) / min(samples), mhz
-
-
-def settle(torch, busy_ms):
-    """Called before timing a cell, with how long the previous cell kept the GPU busy. After a large product the
-    clock is pulled down by the power limit for a while; spinning a low-power kernel (twice the busy time, at most
-    20 ms; the cycle count assumes the H100's 1980 MHz) lets it recover first. Measured: sweep a, without this,
-    agrees with sweep b to p95 7.1% per cell, sweeps b and c (both with it) to 3.8%; random-order retests of
-    300 cells gave p95 19.4% (sweep a) and 10.0% (sweep b)."""
-    if busy_ms > 2.0:
-        torch.cuda._sleep(int(min(20.0, 2.0 * busy_ms) * 1e-3 * 1.98e9))
-        torch.cuda.synchronize()
+    lat, spread = time_calls(torch, [lambda w=w: torch.nn.functional.linear(x, w) for w in weights], blocks,
+                             block_us)
+    return lat, spread, clock()
 
 
 def make_weights(torch, n, k, dev, gen, contents):
     if contents == "zeros":
         return [torch.zeros((n, k), device=dev, dtype=torch.bfloat16) for _ in range(COPIES)]
     return [torch.randn((n, k), device=dev, dtype=torch.bfloat16, generator=gen) for _ in range(COPIES)]
-
-
-def nvml_clock():
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        return lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
-    except Exception:
-        return lambda: 0
 
 
 def main():
