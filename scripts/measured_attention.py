@@ -73,10 +73,6 @@ def query(tool, root, lines):
     return out
 
 
-def is_decode(reqs):
-    return all(q == 1 for q, _ in reqs)
-
-
 def split(cell):
     """(prefill chunks, decode contexts) of a cell: mixed cells hold both; the others one or the other."""
     if cell["set"] in ("decode", "uniform_decode", "mixed_d"):
