@@ -75,12 +75,16 @@ class AttentionQueries {
       why = "no request lengths";
       return NAN;
     }
-    const std::string key = dtype + " " + std::to_string(head_dim) + " " + std::to_string(heads) + " " +
-                            std::to_string(kv_heads);
-    const AttentionPredictor* p = predictor(decode, {dtype, std::to_string(head_dim), std::to_string(heads),
-                                                     std::to_string(kv_heads)});
+    AttentionGeometry geo;
+    geo.heads = heads;
+    geo.kv_heads = kv_heads;
+    geo.sms = sms_;
+    const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
+                                          std::to_string(kv_heads)};
+    const AttentionPredictor* p = predictor(decode, key, geo);
     if (!p) {
-      why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key;
+      why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key[0] + " " + key[1] +
+            " " + key[2] + " " + key[3];
       return NAN;
     }
     *extrapolated = false;
@@ -88,7 +92,7 @@ class AttentionQueries {
   }
 
  private:
-  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key) {
+  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key, const AttentionGeometry& geo) {
     OpTable& t = tables_[decode];
     if (!loaded_[decode]) {
       loaded_[decode] = true;
@@ -101,10 +105,6 @@ class AttentionQueries {
     if (it == built_.end()) {
       const OpGrid* g = t.find(key);
       AttentionPredictor p;
-      AttentionGeometry geo;
-      geo.heads = std::atoi(key[2].c_str());
-      geo.kv_heads = std::atoi(key[3].c_str());
-      geo.sms = sms_;
       const bool ok = g && p.build(*g, decode, geo, /*choose=*/true);
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
     }

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 import gen_tables
+import measured_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(ROOT, "profiles", "measured", "H100-SXM", "attention_mixed")
@@ -56,10 +57,8 @@ def write_profile(root, cells):
                 h, kv, d = c["cfg"]
                 g.add((DTYPE, d, h, kv), (len(c["reqs"]), c["reqs"][0][1]), c["us"] / 1000.0,
                       "aten._flash_attention_forward")
-        head = {"format": gen_tables.FORMAT, "gpu": "H100-SXM", "backend": "measured", "backend_version": "torch",
-                "op": op, "unit": "us", "key_fields": g.key_fields, "axis_fields": g.axis_fields}
         with open(os.path.join(root, "H100-SXM", "measured", op + ".json"), "w") as f:
-            f.write(gen_tables.table_text(head, g.tables()))
+            f.write(measured_tables.table_file_text(op, g))
 
 
 def query(tool, root, lines):

@@ -82,6 +82,15 @@ def aic_bf16():
     raise SystemExit("%s has no bfloat16 table" % AIC_TABLE)
 
 
+def table_file_text(op, grid, doc=None):
+    """An op table file (profiles/<gpu>/<backend>/<op>.json's format) of measurements taken here, for the
+    simulator's predictors to read from a temporary profile (GPU H100-SXM, backend `measured`)."""
+    head = {"format": gen_tables.FORMAT, "gpu": "H100-SXM", "backend": "measured", "backend_version": "torch",
+            "op": op, "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
+    head.update(doc or {})
+    return gen_tables.table_text(head, grid.tables())
+
+
 def heldout(tool, cells):
     """servesim_opcheck's held-out GEMM error on a table built from `cells` ({(m, n, k): us})."""
 
@@ -91,13 +100,10 @@ def heldout(tool, cells):
         kept = 0
 
     grid, doc = gen_tables.build_gemm(Src)
-    head = {"format": gen_tables.FORMAT, "gpu": "H100-SXM", "backend": "measured", "backend_version": "torch",
-            "op": "gemm", "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
-    head.update(doc)
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "H100-SXM", "measured"))
         with open(os.path.join(tmp, "H100-SXM", "measured", "gemm.json"), "w") as f:
-            f.write(gen_tables.table_text(head, grid.tables()))
+            f.write(table_file_text("gemm", grid, doc))
         p = subprocess.run([tool, tmp, "H100-SXM", "measured"], capture_output=True, text=True, check=True)
     return gen_tables.json.loads(p.stdout)["families"]["gemm"]["all"]
 

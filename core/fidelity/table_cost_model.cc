@@ -76,12 +76,12 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   if (!m_.is_moe()) source_[static_cast<int>(OpFamily::kMoe)] = fallback;
   build_gemms();
   if (!m_.is_mla()) {
-    build_attention(t_.context_attention, false, prefill_, prefill_scale_, prefill_approx_);
-    build_attention(t_.generation_attention, true, decode_, decode_scale_, decode_approx_);
+    build_attention(t_.context_attention, false, prefill_);
+    build_attention(t_.generation_attention, true, decode_);
     if (sliding_layers_ > 0) {
       const int w = static_cast<int>(m_.sliding_window);
-      build_attention(t_.context_attention_window, false, prefill_win_, prefill_win_scale_, prefill_win_approx_, w);
-      build_attention(t_.generation_attention_window, true, decode_win_, decode_win_scale_, decode_win_approx_, w);
+      build_attention(t_.context_attention_window, false, prefill_win_, w);
+      build_attention(t_.generation_attention_window, true, decode_win_, w);
     }
   } else {
     build_mla_attention();
@@ -195,8 +195,7 @@ std::string kv_dtype_name(const EngineOptions& e) {
 
 }  // namespace
 
-void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale,
-                                     bool& approx, int window) {
+void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttention& out, int window) {
   if (t.empty()) return;
   const std::int64_t heads = static_cast<std::int64_t>(heads_local_ + 0.5);
   const std::int64_t kvh = static_cast<std::int64_t>(kv_heads_local_ + 0.5);
@@ -208,7 +207,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
   if (window > 0) key.push_back(key_int(window));
   // Exact head configuration first; else the nearest one with the same head_dim, scaled by the head ratio.
   const OpGrid* best = t.find(key);
-  approx = false;
+  out.approx = false;
   if (!best) {
     double best_score = 0;
     for (const std::string& dt : {kvd, std::string(kvd == "fp8" ? "bfloat16" : "fp8")}) {
@@ -228,15 +227,15 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, AttentionPre
       if (best) break;
     }
     if (!best) return;
-    approx = true;
+    out.approx = true;
   }
   AttentionGeometry geo;
   geo.heads = std::atoi(best->key[2].c_str());
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
   geo.window = window;
-  head_scale = static_cast<double>(heads) / geo.heads;
-  out.build(*best, decode, geo, /*choose=*/true);
+  out.scale = static_cast<double>(heads) / geo.heads;
+  out.p.build(*best, decode, geo, /*choose=*/true);
 }
 
 void TableCostModel::build_mla_attention() {
@@ -262,7 +261,7 @@ void TableCostModel::build_mla_attention() {
   if (have_gen && mla_decode_.module) mla_cap_.add(mla_decode_.grid, true);
   mla_cap_.finish();
   auto projections = [this](double tokens) { return attention_projections_us(tokens, nullptr); };
-  auto build = [&](MlaModuleGrid& grid, bool decode, AttentionPredictor& out, double& head_scale, bool& approx) {
+  auto build = [&](MlaModuleGrid& grid, bool decode, GridAttention& out) {
     if (grid.module) subtract_mla_projections(grid.grid, decode, projections);
     // The work model's FlashAttention tiling stands in for FlashMLA's (one latent KV head, split-KV decode): it
     // supplies the mixed-batch composition effect around the measured uniform cells (an approximation).
@@ -270,12 +269,12 @@ void TableCostModel::build_mla_attention() {
     geo.heads = grid.heads;
     geo.kv_heads = 1;
     geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
-    head_scale = static_cast<double>(heads) / grid.heads;
-    approx = grid.approx;
-    out.build(grid.grid, decode, geo);
+    out.scale = static_cast<double>(heads) / grid.heads;
+    out.approx = grid.approx;
+    out.p.build(grid.grid, decode, geo);
   };
-  if (have_ctx) build(mla_prefill_, false, prefill_, prefill_scale_, prefill_approx_);
-  if (have_gen) build(mla_decode_, true, decode_, decode_scale_, decode_approx_);
+  if (have_ctx) build(mla_prefill_, false, prefill_);
+  if (have_gen) build(mla_decode_, true, decode_);
 }
 
 void TableCostModel::build_moe() {

@@ -155,8 +155,19 @@ class TableCostModel : public CostModel {
   double gemm_use_us(const GemmUse& g, double m, bool* extrap) const;
   double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
   void build_gemms();
-  void build_attention(const OpTable& t, bool decode, AttentionPredictor& out, double& head_scale, bool& approx,
-                       int window = 0);
+  /// An attention grid chosen for this role's heads: its predictor, the head ratio its prices scale by, and
+  /// whether it is another head configuration's (flagged as approximate when it prices).
+  struct GridAttention {
+    AttentionPredictor p;
+    double scale = 1;    ///< heads on this GPU / heads of the grid used
+    bool approx = false;
+    bool ok() const { return p.ok(); }
+    /// The predictor's price of `chunks` (prefill) or `contexts` (decode) times the head ratio, the flags passed
+    /// on; false where there is no grid or it cannot price the batch.
+    bool prefill(const std::vector<PrefillChunk>& chunks, bool* extrapolated, double& us) const;
+    bool decode(const std::vector<std::int32_t>& contexts, bool* extrapolated, double& us) const;
+  };
+  void build_attention(const OpTable& t, bool decode, GridAttention& out, int window = 0);
   /// MLA models: attention core from the module tables minus the capped GEMM-table projections, or from the
   /// kernel tables as they are (mla_module_table.h).
   void build_mla_attention();
@@ -186,12 +197,8 @@ class TableCostModel : public CostModel {
   std::vector<GemmUse> dense_gemms_;  // per dense-FFN layer
   std::vector<GemmUse> moe_gemms_;    // per MoE layer: router, shared expert
   GemmUse lm_head_;
-  AttentionPredictor prefill_, decode_;
-  double prefill_scale_ = 1, decode_scale_ = 1;  // heads on this GPU / heads of the grid used
-  bool prefill_approx_ = false, decode_approx_ = false;
-  AttentionPredictor prefill_win_, decode_win_;  // sliding-window layers (window grids)
-  double prefill_win_scale_ = 1, decode_win_scale_ = 1;
-  bool prefill_win_approx_ = false, decode_win_approx_ = false;
+  GridAttention prefill_, decode_;
+  GridAttention prefill_win_, decode_win_;  // sliding-window layers (window grids)
   double full_layers_ = 1, sliding_layers_ = 0;  // attention layers of the stage-summed model, by kind
   MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined grids, module grids turned into attention-core grids
   MlaProjectionCap mla_cap_;                // MLA module tables: bound on the projections (empty otherwise)

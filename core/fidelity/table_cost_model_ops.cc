@@ -77,27 +77,34 @@ double TableCostModel::gemm_us(double m, double n, double k, WeightFormat f, boo
 
 namespace {
 
-// An attention predictor's price when it has one (read returns < 0 where it cannot price the batch): its value
-// times the table's scale, the predictor's approximation flag passed on.
+// A predictor's price (read returns < 0 where it cannot price the batch) times the head ratio, its approximation
+// flag passed on.
 template <class Read>
-bool from_grid(bool ok, bool approx, double scale, bool* extrapolated, Read read, double& out) {
-  if (!ok) return false;
+bool scaled_price(double scale, bool approx, bool* extrapolated, Read read, double& us) {
   bool ex = approx;
   const double v = read(&ex);
   if (v < 0) return false;
   if (extrapolated && ex) *extrapolated = true;
-  out = v * scale;
+  us = v * scale;
   return true;
 }
 
 }  // namespace
 
+bool TableCostModel::GridAttention::prefill(const std::vector<PrefillChunk>& chunks, bool* extrapolated,
+                                            double& us) const {
+  return ok() && scaled_price(scale, approx, extrapolated, [&](bool* ex) { return p.prefill_us(chunks, ex); }, us);
+}
+
+bool TableCostModel::GridAttention::decode(const std::vector<std::int32_t>& contexts, bool* extrapolated,
+                                           double& us) const {
+  return ok() && scaled_price(scale, approx, extrapolated, [&](bool* ex) { return p.decode_us(contexts, ex); }, us);
+}
+
 double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty()) return 0;
   double v = -1;
-  if (from_grid(prefill_.ok(), prefill_approx_, prefill_scale_, extrapolated,
-                [&](bool* ex) { return prefill_.prefill_us(chunks, ex); }, v))
-    return v;
+  if (prefill_.prefill(chunks, extrapolated, v)) return v;
   if (extrapolated && prefill_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.prefill_attention_ns(chunks) / 1e3;
   if (!curves_.ok) return roof;
@@ -109,9 +116,7 @@ double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chu
 double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
   if (contexts.empty()) return 0;
   double v = -1;
-  if (from_grid(decode_.ok(), decode_approx_, decode_scale_, extrapolated,
-                [&](bool* ex) { return decode_.decode_us(contexts, ex); }, v))
-    return v;
+  if (decode_.decode(contexts, extrapolated, v)) return v;
   if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
@@ -123,9 +128,7 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
 double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty()) return 0;
   double v = -1;
-  if (from_grid(prefill_win_.ok(), prefill_win_approx_, prefill_win_scale_, extrapolated,
-                [&](bool* ex) { return prefill_win_.prefill_us(chunks, ex); }, v))
-    return v;
+  if (prefill_win_.prefill(chunks, extrapolated, v)) return v;
   if (extrapolated) *extrapolated = true;
   const std::int64_t w = m_.sliding_window;
   if (!curves_.attn_prefill_window.empty()) {
@@ -150,9 +153,7 @@ double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChun
 double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
   if (contexts.empty()) return 0;
   double v = -1;
-  if (from_grid(decode_win_.ok(), decode_win_approx_, decode_win_scale_, extrapolated,
-                [&](bool* ex) { return decode_win_.decode_us(contexts, ex); }, v))
-    return v;
+  if (decode_win_.decode(contexts, extrapolated, v)) return v;
   // No window grid: a decode step reads at most the window's keys.
   std::vector<std::int32_t> capped(contexts);
   const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
