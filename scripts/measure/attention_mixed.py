@@ -2,7 +2,7 @@
 """Measure varlen FlashAttention latency on uniform and on mixed (ragged) batches on the local GPU.
 
 Needs a CUDA GPU and PyTorch; nothing in the build or the tests runs it. What it wrote on an H100 is committed
-under profiles/measured/H100-SXM/attention_mixed/ (README there) and checked by scripts/validate_mixed_attention.py.
+under profiles/measured/H100-SXM/attention_mixed/ (README there) and scored by scripts/measured_attention.py.
 
 Why: the measured attention tables (AIConfigurator's) hold uniform batches only, b requests of one length. The
 simulator prices a serving batch, whose requests differ in length, from such a grid through its per-request work
@@ -29,6 +29,7 @@ Sets per head configuration (lengths drawn by a seeded generator, written into t
   decode            decodes over mixed KV lengths (log-uniform; and a few long among many short)
   mixed             prefill chunks and decodes in one call (vLLM's mixed step); mixed_p / mixed_d are its
                     prefill part and its decode part timed alone, the same buffers' lengths
+  decode_order      (only with --sets) the same decode lengths with the long requests first, then last
 
   python3 scripts/measure/attention_mixed.py --out attention_mixed.csv [--configs 32:8:128,...] [--deadline-s 400]
 """
@@ -64,6 +65,9 @@ def parse_args():
     ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
     ap.add_argument("--seed", type=int, default=1, help="seed of the mixed batches' lengths")
     ap.add_argument("--smoke", action="store_true", help="a few cells per set (checks the script runs)")
+    ap.add_argument("--sets", default="",
+                    help="comma-separated sets to measure (default: all but decode_order; uniform_decode,decode,"
+                         "decode_order measures decodes only)")
     return ap.parse_args()
 
 
@@ -118,6 +122,22 @@ def mixed_sets(rng):
         while sum(kv) > DECODE_CAP:
             kv.pop()
         cells.append(("decode", "dl%d" % i, [(1, k) for k in kv]))
+    return cells
+
+
+def order_sets(rng):
+    """decode_order: the same KV lengths (a few long among many short, enough CTAs for several waves) launched with
+    the long requests first and last: whether a request's place in the batch moves the time."""
+    cells = []
+    for i in range(20):
+        r = rng.choice([32, 64, 128, 256, 512])
+        frac = rng.choice([0.05, 0.1, 0.2])
+        kv = [loguniform(rng, 8192, 65536) if rng.random() < frac else loguniform(rng, 16, 1024) for _ in range(r)]
+        kv[0] = max(kv[0], 8192)
+        while sum(kv) > DECODE_CAP:
+            kv.pop()
+        cells.append(("decode_order", "o%d_first" % i, [(1, k) for k in sorted(kv, reverse=True)]))
+        cells.append(("decode_order", "o%d_last" % i, [(1, k) for k in sorted(kv)]))
     for i in range(40):  # vLLM's mixed step: prefill chunk(s) and decodes in one call
         pre = []
         for _ in range(rng.choice([1, 1, 1, 2])):
@@ -208,6 +228,9 @@ def main():
         w.writerow(COLUMNS)
         for ci, (heads, kv_heads, d) in enumerate(configs):
             cells = uniform_sets() + mixed_sets(random.Random(args.seed * 1000 + ci))
+            if args.sets:
+                wanted = set(args.sets.split(","))
+                cells = [c for c in cells + order_sets(random.Random(args.seed * 1000 + 500 + ci)) if c[0] in wanted]
             if args.smoke:
                 kept, seen = [], {}
                 for c in cells:
