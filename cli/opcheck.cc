@@ -121,6 +121,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
     geo.heads = std::atoi(g.key[2].c_str());
     geo.kv_heads = std::atoi(g.key[3].c_str());
     geo.sms = sms;
+    set_split_rule(geo, g.kernel);
     const auto& B = g.axes[0];
     const auto& S = g.axes[1];
     auto predict = [&](const AttentionPredictor& p, double b, double s) {
@@ -239,6 +240,7 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
     geo.heads = heads;
     geo.kv_heads = 1;
     geo.sms = sms;
+    set_split_rule(geo, m.grid.kernel, /*mla=*/true);
     const OpGrid& g = m.grid;
     const auto& B = g.axes[0];
     const auto& S = g.axes[1];

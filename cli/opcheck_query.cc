@@ -105,7 +105,9 @@ class AttentionQueries {
     if (it == built_.end()) {
       const OpGrid* g = t.find(key);
       AttentionPredictor p;
-      const bool ok = g && p.build(*g, decode, geo, /*choose=*/true);
+      AttentionGeometry kg = geo;
+      if (g) set_split_rule(kg, g->kernel);
+      const bool ok = g && p.build(*g, decode, kg, /*choose=*/true);
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
     }
     return it->second.ok() ? &it->second : nullptr;

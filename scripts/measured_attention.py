@@ -21,12 +21,14 @@ import measured_tables
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(ROOT, "profiles", "measured", "H100-SXM", "attention_mixed")
 VALIDATION = os.path.join(DIR, "validation.json")
-FILES = ["sweep_seed1", "repeat_seed1", "more_seed2"]
-SCORED = ["sweep_seed1", "more_seed2"]  # repeat_seed1 re-times sweep_seed1's cells: repeatability only
-RAGGED = ["prefill", "chunked", "decode", "mixed"]
+FILES = ["sweep_seed1", "repeat_seed1", "more_seed2", "decode_seed3", "order_repeat_seed3", "decode_seed4"]
+# repeat_seed1 re-times sweep_seed1's cells and order_repeat_seed3 decode_seed3's decode_order cells: repeatability.
+SCORED = ["sweep_seed1", "more_seed2", "decode_seed3", "decode_seed4"]
+RAGGED = ["prefill", "chunked", "decode", "decode_order", "mixed"]
 # A cell whose slowest timed block took more than this times its fastest was disturbed (as for the GEMM grid).
 MAX_SPREAD = 1.5
 DTYPE = "bfloat16"
+SMS = 132  # the H100 SXM the files were measured on
 
 
 def load(name):
@@ -74,7 +76,7 @@ def query(tool, root, lines):
 
 def split(cell):
     """(prefill chunks, decode contexts) of a cell: mixed cells hold both; the others one or the other."""
-    if cell["set"] in ("decode", "uniform_decode", "mixed_d"):
+    if cell["set"] in ("decode", "decode_order", "uniform_decode", "mixed_d"):
         return [], [k for _, k in cell["reqs"]]
     if cell["set"] in ("mixed", "mixed_p"):
         return [r for r in cell["reqs"] if r[0] > 1 or cell["set"] == "mixed_p"], \
@@ -197,6 +199,10 @@ def fmt(s):
     return "%.1f%% / %.1f%%" % (s["p50"], s["p95"])
 
 
+def fmt_n(s):
+    return "%s (n %d)" % (fmt(s), s["n"]) if s["n"] else "-"
+
+
 def section(tool):
     """Markdown lines for docs/validation.md and the summary recorded in VALIDATION."""
     rows, dropped = scored(tool)
@@ -207,8 +213,9 @@ def section(tool):
              "profiles/measured/H100-SXM/attention_mixed/README.md). One kernel (PyTorch's bundled FlashAttention-2 "
              "varlen forward, one call per batch, causal) timed on a uniform grid per head configuration (%d prefill "
              "and %d decode cells, AIConfigurator's axes) and on batches whose requests differ in length: %d whole "
-             "prompts of mixed lengths, %d prompt chunks over cached prefixes, %d decodes over mixed KV lengths and "
-             "%d mixed steps (prefill chunks and decodes in one call, as vLLM runs them). %d head configurations "
+             "prompts of mixed lengths, %d prompt chunks over cached prefixes, %d decodes over mixed KV lengths (%d more "
+             "in two launch orders) and %d mixed steps (prefill chunks and decodes in one call, as vLLM runs them). "
+             "%d head configurations "
              "(heads / KV heads / head_dim: %s). The predictor is built from the uniform grid alone, as the "
              "simulator builds it from a table, and prices each ragged batch; a mixed step is priced as the "
              "simulator prices it, its prefill part plus its decode part. `uniform equivalent` is the same lookup "
@@ -216,7 +223,7 @@ def section(tool):
              "batch's total tokens only (new tokens in prefill, keys in decode). %d disturbed cells (timed blocks "
              "spread over %.1fx) left out." %
              (counts["uniform_prefill"], counts["uniform_decode"], counts["prefill"], counts["chunked"],
-              counts["decode"], counts["mixed"], len(cfgs), ", ".join("%d/%d/%d" % c for c in cfgs), dropped,
+              counts["decode"], counts["decode_order"], counts["mixed"], len(cfgs), ", ".join("%d/%d/%d" % c for c in cfgs), dropped,
               MAX_SPREAD),
              "", "| batches | n | simulator p50 / p95 | signed median | max | uniform equivalent p50 / p95 | "
                  "total-tokens proxy p50 / p95 |", "|---|---|---|---|---|---|---|"]
@@ -226,15 +233,58 @@ def section(tool):
         sim, ue, px = row_stats(sub, "sim"), row_stats(sub, "ue"), row_stats(sub, "proxy")
         label = {"uniform_prefill": "uniform prefill (grid cells)", "uniform_decode": "uniform decode (grid cells)",
                  "prefill": "prompts of mixed lengths", "chunked": "chunks over cached prefixes",
-                 "decode": "decodes of mixed KV lengths", "mixed": "mixed steps (chunks + decodes)"}[s]
+                 "decode": "decodes of mixed KV lengths",
+                 "decode_order": "decodes, long requests first or last",
+                 "mixed": "mixed steps (chunks + decodes)"}[s]
         lines.append("| %s | %d | %s | %+.1f%% | %.1f%% | %s | %s |" % (label, sim["n"], fmt(sim), sim["signed"],
                                                                       sim["max"], fmt(ue), fmt(px)))
         summary[s] = {"simulator": sim, "uniform_equivalent": ue, "total_tokens_proxy": px}
-    lines += ["", "By head configuration (simulator p50 / p95; prompts and chunks, then decodes):", ""]
+    lines += ["", "By head configuration (simulator p50 / p95; prompts and chunks, then decodes of mixed KV lengths):", ""]
     for c in cfgs:
         pre = row_stats([r for r in rows if r["cfg"] == c and r["set"] in ("prefill", "chunked")], "sim")
         dec = row_stats([r for r in rows if r["cfg"] == c and r["set"] == "decode"], "sim")
-        lines.append("- %d/%d/%d: %s (n %d); %s (n %d)" % (c + (fmt(pre), pre["n"], fmt(dec), dec["n"])))
+        lines.append("- %d/%d/%d: %s; %s" % (c + (fmt_n(pre), fmt_n(dec))))
+    # Decodes by file: sweep_seed1 chose the decode rule's free choices; the other files are held out.
+    lines += ["", "Decodes of mixed KV lengths by file (simulator p50 / p95, signed median; `split` batches are those "
+                  "FlashAttention-2 splits, batch x KV heads under 80% of 2 x 132 CTA slots, `unsplit` the rest):", ""]
+    by_file = {}
+    for name in SCORED:
+        sub = [r for r in rows if r["file"] == name and r["set"] == "decode"]
+        if not sub:
+            continue
+        st = row_stats(sub, "sim")
+        parts = {}
+        for tag, keep in (("split", True), ("unsplit", False)):
+            part = [r for r in sub if (len(r["reqs"]) * r["cfg"][1] < 0.8 * 2 * SMS) == keep]
+            parts[tag] = row_stats(part, "sim")
+        by_file[name] = dict(parts, all=st)
+        lines.append("- %s%s: %s, %+.1f%% (n %d); split %+.1f%% (n %d), unsplit %+.1f%% (n %d)" % (
+            name, " (chose the rule)" if name == SCORED[0] else "", fmt(st), st["signed"], st["n"],
+            parts["split"]["signed"], parts["split"]["n"], parts["unsplit"]["signed"], parts["unsplit"]["n"]))
+    # Launch order: the same lengths with the long requests first and last (the simulator does not see the order).
+    pairs = {}
+    for r in rows:
+        if r["set"] == "decode_order":
+            base, where = r["id"].rsplit("_", 1)
+            pairs.setdefault((r["file"], r["cfg"], base), {})[where] = r["us"]
+    ratios = sorted(v["last"] / v["first"] for v in pairs.values() if "first" in v and "last" in v)
+    order = {"n": len(ratios)}
+    if ratios:
+        order.update({"median_last_over_first": round(statistics.median(ratios), 3),
+                      "p05": round(gen_tables.pct(ratios, 0.05), 3), "p95": round(gen_tables.pct(ratios, 0.95), 3)})
+        a, _ = load("decode_seed3")
+        b, _ = load("order_repeat_seed3")
+        bm = {(c["cfg"], c["id"]): c["us"] for c in b if c["set"] == "decode_order"}
+        order["repeat"] = ape_stats([(bm[(c["cfg"], c["id"])], c["us"]) for c in a
+                                     if c["set"] == "decode_order" and (c["cfg"], c["id"]) in bm])
+        lines += ["", "Launch order (decode_order: %d batches of a few long among many short requests, timed with the "
+                      "long requests first and with them last): last / first median %.3f, 5-95%% range %.2f-%.2f; "
+                      "the same cells timed twice differ by p50 %.2f%% / p95 %.2f%%. The order moves the time by no more "
+                      "than the timing repeats, so the simulator, which does not model it, loses little there." % (
+                          len(ratios), order["median_last_over_first"], order["p05"], order["p95"],
+                          order["repeat"]["p50"], order["repeat"]["p95"])]
+    summary["decode_by_file"] = by_file
+    summary["launch_order"] = order
     # One call or two: the mixed step against its two parts timed alone.
     part = {(r["file"], r["cfg"], r["id"], r["set"]): r["us"] for r in rows if r["set"] in ("mixed_p", "mixed_d")}
     ratio = {}

@@ -84,24 +84,34 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   f[3] = ctx_tokens * g.kv_heads / s;
 }
 
+void DecodeWork::clear() {
+  requests = 0;
+  key_tiles = 0;
+  max_ctx = 0;
+  ctx_sum = 0;
+  tiles.clear();
+}
+
 void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
   if (ctx < 1) ctx = 1;
   ++requests;
-  key_tiles += static_cast<double>(decode_key_tiles(g, ctx));
+  const std::int64_t t = decode_key_tiles(g, ctx);
+  key_tiles += static_cast<double>(t);
+  if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) tiles.push_back(static_cast<std::int32_t>(t));
   if (ctx > max_ctx) max_ctx = ctx;
   ctx_sum += static_cast<double>(ctx);
 }
 
-int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int sms, int max_splits) {
-  // FlashAttention's num_splits_heuristic: no split once the batch fills 80% of the SMs; otherwise the smallest
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits) {
+  // FlashAttention's num_splits_heuristic: no split once the batch fills 80% of the slots; otherwise the smallest
   // split count whose wave efficiency is within 85% of the best.
   if (mblocks <= 0 || n_blocks <= 1) return 1;
-  if (static_cast<double>(mblocks) >= 0.8 * sms) return 1;
-  const int limit = static_cast<int>(std::min<std::int64_t>({static_cast<std::int64_t>(max_splits), sms, n_blocks}));
+  if (static_cast<double>(mblocks) >= 0.8 * slots) return 1;
+  const int limit = static_cast<int>(std::min<std::int64_t>({static_cast<std::int64_t>(max_splits), slots, n_blocks}));
   double best = 0;
   double eff[130];
   for (int s = 1; s <= limit && s < 130; ++s) {
-    const double waves = static_cast<double>(mblocks) * s / sms;
+    const double waves = static_cast<double>(mblocks) * s / slots;
     eff[s] = waves / std::ceil(waves);
     best = std::max(best, eff[s]);
   }
@@ -110,29 +120,107 @@ int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int sms, int m
   return 1;
 }
 
-int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int sms) {
-  // No split once the batch fills 80% of the SMs; below that the heuristic sees n_blocks only up to the cap.
-  if (mblocks <= 0 || n_blocks <= 1 || static_cast<double>(mblocks) >= 0.8 * sms) return 1;
-  const std::int64_t cap = std::min(sms, 128) + 1;
+int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
+  // No split once the batch fills 80% of the slots; below that the heuristic sees n_blocks only up to the cap.
+  if (mblocks <= 0 || n_blocks <= 1 || static_cast<double>(mblocks) >= 0.8 * slots) return 1;
+  const std::int64_t cap = std::min(slots, 128) + 1;
   const std::int64_t nb = std::min(n_blocks, cap);
   const std::size_t idx = static_cast<std::size_t>(mblocks * cap + nb);
-  if (idx >= v.size()) v.resize(static_cast<std::size_t>((static_cast<std::int64_t>(0.8 * sms) + 2) * cap), 0);
-  if (v[idx] == 0) v[idx] = static_cast<std::int8_t>(flash_num_splits(mblocks, nb, sms));
+  if (idx >= v.size()) v.resize(static_cast<std::size_t>((static_cast<std::int64_t>(0.8 * slots) + 2) * cap), 0);
+  if (v[idx] == 0) v[idx] = static_cast<std::int8_t>(flash_num_splits(mblocks, nb, slots));
   return v[idx];
 }
+
+void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
+  using SplitKv = AttentionGeometry::SplitKv;
+  if (mla || kernel.find("fa3") != std::string::npos) {
+    g.split_kv = SplitKv::kPerRequest;
+    g.cta_slots_per_sm = 1;
+  } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
+    g.split_kv = SplitKv::kBatch;
+    g.cta_slots_per_sm = 2;
+  } else {
+    g.split_kv = SplitKv::kBatch;
+    g.cta_slots_per_sm = 1;
+  }
+}
+
+namespace {
+
+// FlashAttention-3 caps a varlen request's splits by its heuristic for one request of the longest length
+// (get_num_splits with batch 1 over the KV heads; no split at <= 4 key tiles) and splits nothing beyond 992
+// requests (prepare_varlen_num_blocks runs one 1024-thread block).
+int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
+  if (requests > 992 || nb_max <= 4) return 1;
+  return cache ? cache->splits(g.kv_heads, nb_max, g.sms) : flash_num_splits(g.kv_heads, nb_max, g.sms);
+}
+
+int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
+}
+
+std::int64_t fa3_tiles_per_split(const AttentionGeometry& g, double key_tiles) {
+  // In single precision, as the kernel computes it (ceilf(float(total_blocks) * 1.1f * float(num_head) / float(num_sm))).
+  const float v = std::ceil(static_cast<float>(key_tiles) * 1.1f * static_cast<float>(g.kv_heads) /
+                            static_cast<float>(g.sms));
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(v));
+}
+
+}  // namespace
 
 void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cache) const {
   const double s = g.sms;
   const std::int64_t nb_max = decode_key_tiles(g, max_ctx);
-  const int splits = cache ? cache->splits(requests * g.kv_heads, nb_max, g.sms)
-                           : flash_num_splits(requests * g.kv_heads, nb_max, g.sms);
-  const double longest = static_cast<double>(ceil_div(nb_max, splits));
+  const double throughput = key_tiles * g.kv_heads / s;
   f[0] = 1.0;
   f[1] = static_cast<double>(requests);
-  const double throughput = key_tiles * g.kv_heads / s;
+  if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
+    // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
+    const int cap = fa3_static_splits(g, requests, nb_max, cache);
+    const std::int64_t per = fa3_tiles_per_split(g, key_tiles);
+    double ctas = static_cast<double>(requests), combined = 0, longest = static_cast<double>(nb_max);
+    if (!tiles.empty() && cap > 1 && per < nb_max) {
+      // Requests over `per` tiles split; the rest run whole (one CTA, their own tiles).
+      const auto per32 = static_cast<std::uint32_t>(per);
+      const auto cap32 = static_cast<std::uint32_t>(cap);
+      std::uint32_t extra = 0, split = 0, worst = 0;
+      for (std::int32_t t : tiles) {
+        const auto u = static_cast<std::uint32_t>(t);
+        if (u <= per32) {
+          worst = std::max(worst, u);
+          continue;
+        }
+        // ceil(u / per) capped, counted up: a request's splits are few (per >= 1.1 u KV heads / SMs).
+        std::uint32_t sp = 2;
+        for (std::uint64_t covered = 2ULL * per32; covered < u && sp < cap32; covered += per32) ++sp;
+        extra += sp - 1;
+        ++split;
+        worst = std::max(worst, (u + sp - 1) / sp);
+      }
+      ctas += extra;
+      combined = split;
+      longest = worst;
+    } else if (cap > 1) {
+      // A uniform batch, or every request at most `per` tiles: all split alike.
+      const int sp = fa3_splits_for(nb_max, per, cap);
+      ctas *= sp;
+      combined = sp > 1 ? static_cast<double>(requests) : 0.0;
+      longest = static_cast<double>(ceil_div(nb_max, sp));
+    }
+    f[2] = std::max(throughput, longest);
+    f[3] = ctas * g.kv_heads / s;
+    f[4] = combined * g.heads / s;
+    return;
+  }
+  const int slots = g.sms * g.cta_slots_per_sm;
+  const int splits = cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
+                           : flash_num_splits(requests * g.kv_heads, nb_max, slots);
+  const double longest = static_cast<double>(ceil_div(nb_max, splits));
   const double copies = static_cast<double>(g.kv_heads) * splits;  // CTAs of one request
-  const double start = static_cast<double>(requests) * copies > s ? throughput * (1.0 - 0.5 / copies) : 0.0;
-  f[2] = std::max(throughput, start + kLoneCtaTileRatio * longest);
+  // More CTAs than slots: the longest request's CTAs are spread through the launch order, so its last one starts
+  // after all but 1 / (2 copies) of the throughput work on average.
+  const double start = static_cast<double>(requests) * copies > slots ? throughput * (1.0 - 0.5 / copies) : 0.0;
+  f[2] = std::max(throughput, start + longest);
   f[3] = static_cast<double>(requests) * g.kv_heads * splits / s;
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
 }
@@ -442,7 +530,8 @@ double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, b
 
 double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
   if (contexts.empty() || !grid_) return 0;
-  DecodeWork w;
+  DecodeWork& w = work_;  // reused: its per-request tiles keep their capacity between steps
+  w.clear();
   for (std::int32_t c : contexts) w.add(geo_, c);
   double f[8] = {};
   w.features(geo_, f, &splits_);

@@ -7,17 +7,16 @@
 ///  - prefill (varlen, causal): one CTA per (request, q tile of BM rows, head); a CTA visits
 ///    ceil((prior + rows so far) / BN) key tiles. Time ~ t0 + a * max(total tiles / SMs, longest CTA)
 ///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads).
-///  - decode (split-KV): each request's KV is cut into `splits` chunks (FlashAttention's num_splits heuristic
-///    on the batch's longest request); one CTA per (request, kv head, split). Time ~ t0 + p * b
-///    + a * max(total key tiles * kv_heads / SMs, start + r * longest chunk) + b * CTAs / SMs + c * combine work.
-///    r = kLoneCtaTileRatio: a CTA left alone with a long chunk streams its keys faster than an SM's share of the
-///    memory bandwidth when every SM is busy. start: with more CTAs than SMs, the longest request's last CTA is
-///    launched after most of the others' work (its kv_heads * splits CTAs spread through the launch order; on
-///    average all but 1 / (2 kv_heads splits) of it); with one wave or less, at once.
+///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
+///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
+///    start + longest chunk) + b * CTAs / SMs + c * combine work. start: with more CTAs than the GPU holds at
+///    once, the longest request's last CTA is launched after most of the others' work (FlashAttention-2's grid
+///    order); with one wave or less, or a scheduler that takes the longest work first (FlashAttention-3), at once.
 /// The coefficients are fitted (non-negative least squares on relative error) per head configuration on the
 /// uniform table. The cost model then prices a batch as table(uniform equivalent) x model(batch) /
 /// model(uniform equivalent): exact on measured uniform batches, the model supplying the composition effect.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/fidelity/batch_shape.h"
@@ -36,7 +35,26 @@ struct AttentionGeometry {
   /// Sliding window (keys a query attends to, itself included); 0 = full attention. Tiles wholly outside every
   /// query row's window are skipped, as FlashAttention's local masking does.
   int window = 0;
+  /// How the decode kernel cuts requests' keys into CTAs:
+  ///  kBatch (FlashAttention-2): one split count for the whole batch, num_splits_heuristic on the longest
+  ///    request over cta_slots_per_sm x SMs (FlashAttention-2 passes twice the SMs: 128-thread CTAs, two resident
+  ///    per SM); CTAs launched in grid order.
+  ///  kPerRequest (FlashAttention-3 varlen, vLLM on Hopper): prepare_varlen_num_blocks gives every request its own
+  ///    split count, ceil(its key tiles / tiles per split) with tiles per split = ceil(1.1 x the batch's key tiles
+  ///    x KV heads / SMs), capped by the heuristic for one request alone (get_num_splits "pretending that batch
+  ///    = 1": no split at <= 4 key tiles) and none over 992 requests; a persistent scheduler.
+  enum class SplitKv { kBatch, kPerRequest };
+  SplitKv split_kv = SplitKv::kBatch;
+  int cta_slots_per_sm = 2;
 };
+
+/// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):
+///  - FlashAttention-3 ("vllm_flash_attn_fa3") and MLA decode kernels (`mla`: FlashMLA's scheduler and vLLM's
+///    FlashAttention-3 MLA also split each request by its own length): kPerRequest over the SMs;
+///  - FlashAttention-2 ("vllm_flash_attn", "aten._flash_attention_forward"): kBatch over two CTAs per SM;
+///  - other kernels (TensorRT-LLM's "torch_flow"), whose rule is not modelled: kBatch over the SMs.
+/// The MLA and other-kernel choices were checked on the held-out uniform lines (docs/validation.md).
+void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla = false);
 
 /// Key tiles a decode query at position ctx - 1 visits (its window's tiles with a window).
 std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
@@ -44,15 +62,6 @@ std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
 /// keys; and its inverse (the uniform-equivalent length of a batch's pairs per request).
 double uniform_pairs(std::int64_t window, double s);
 double uniform_length_for_pairs(std::int64_t window, double pairs);
-
-/// Decode: the time a CTA left alone takes per key tile, over the time per tile per SM when all SMs stream keys
-/// (HBM-bound). Not identifiable from uniform grids, where every CTA of a batch has the same work; measured on
-/// batches of mixed KV lengths (profiles/measured/H100-SXM/attention_mixed/, FlashAttention-2 on an H100): a
-/// 16-request batch with one 49857-key request took 512 us where 128 CTAs of 32768 keys, one per SM, took 717 us
-/// (1.3 against 2.8 us per tile). 0.5 is the value in steps of 0.1 with the lowest median error on sweep_seed1's
-/// ragged decodes (three head configurations); more_seed2's six other head configurations are held out
-/// (docs/validation.md, "Mixed-batch attention measured here"). Before, the model had r = 1 and no late start.
-constexpr double kLoneCtaTileRatio = 0.5;
 
 constexpr int kPrefillFeatures = 4;
 constexpr int kDecodeFeatures = 5;
@@ -70,10 +79,10 @@ struct PrefillWork {
   void features(const AttentionGeometry& g, double* f) const;
 };
 
-/// Memo of flash_num_splits for one SM count (the heuristic only looks at n_blocks up to min(sms, 128)).
+/// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).
 struct SplitCache {
   std::vector<std::int8_t> v;  ///< [mblocks * stride + min(n_blocks, cap)], 0 = not computed
-  int splits(std::int64_t mblocks, std::int64_t n_blocks, int sms);
+  int splits(std::int64_t mblocks, std::int64_t n_blocks, int slots);
 };
 
 /// Decode features of requests each attending to ctx keys (with a window: the window's tiles; ctx_sum stays the
@@ -83,12 +92,15 @@ struct DecodeWork {
   double key_tiles = 0;  ///< sum over requests of ceil(ctx / block_n)
   std::int64_t max_ctx = 0;
   double ctx_sum = 0;
+  std::vector<std::int32_t> tiles;  ///< per request, kept for SplitKv::kPerRequest only
+  void clear();
   void add(const AttentionGeometry& g, std::int64_t ctx);
   void features(const AttentionGeometry& g, double* f, SplitCache* cache = nullptr) const;
 };
 
-/// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `sms` SMs.
-int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int sms, int max_splits = 128);
+/// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
+/// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs).
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits = 128);
 
 /// Uniform-batch features (b requests of length s): prefill (q = ctx = s) or decode (ctx = s).
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f);
@@ -152,6 +164,7 @@ class AttentionPredictor {
   WorkModel model_;
   bool decode_ = false;
   mutable SplitCache splits_;
+  mutable DecodeWork work_;
 };
 
 }  // namespace servesim

@@ -233,6 +233,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   geo.heads = std::atoi(best->key[2].c_str());
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  set_split_rule(geo, best->kernel);
   geo.window = window;
   out.scale = static_cast<double>(heads) / geo.heads;
   out.p.build(*best, decode, geo, /*choose=*/true);
@@ -269,6 +270,7 @@ void TableCostModel::build_mla_attention() {
     geo.heads = grid.heads;
     geo.kv_heads = 1;
     geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+    set_split_rule(geo, grid.grid.kernel, /*mla=*/true);
     out.scale = static_cast<double>(heads) / grid.heads;
     out.approx = grid.approx;
     out.p.build(grid.grid, decode, geo);

@@ -65,7 +65,7 @@ TEST_CASE("prefill tile counts: the closed form equals counting tiles one by one
 }
 
 TEST_CASE("FlashAttention's split heuristic splits small batches of long requests only", "[fidelity][attention]") {
-  CHECK(flash_num_splits(256, 1000, 132) == 1);  // the batch fills the SMs
+  CHECK(flash_num_splits(256, 1000, 132) == 1);  // the batch fills the slots
   CHECK(flash_num_splits(8, 1, 132) == 1);       // one key tile: nothing to split
   const int s = flash_num_splits(8, 512, 132);
   CHECK(s > 1);
@@ -181,35 +181,73 @@ TEST_CASE("mixed decode batches cost what their per-request work says, not their
   CHECK(ex);  // beyond the longest measured length: flagged
 }
 
-TEST_CASE("a long decode alone streams at the lone-CTA ratio, and after a full wave it starts late",
+TEST_CASE("FlashAttention-2 decode splits the batch over two CTAs per SM; a long request bounds it",
           "[fidelity][attention]") {
-  const AttentionGeometry g = geo(32, 8);
-  // 16 requests x 8 KV heads = 128 CTAs: no split (>= 80% of 132 SMs), one wave. One request of 40960 keys
-  // (320 tiles) among 15 of 128 keys (1 tile): throughput 335 x 8 / 132 = 20.3 tiles per SM, far under the long
-  // CTA's 320 tiles, which it streams at kLoneCtaTileRatio of a busy SM's per-tile time, from the start.
+  AttentionGeometry g = geo(32, 8);
+  set_split_rule(g, "vllm_flash_attn");
+  CHECK(g.split_kv == AttentionGeometry::SplitKv::kBatch);
+  CHECK(g.cta_slots_per_sm == 2);
+  // 16 requests x 8 KV heads = 128 CTAs, under 80% of 2 x 132 slots: the heuristic splits. One request of 40960
+  // keys (320 tiles) among 15 of 128 keys: 2 splits (efficiency 256 / 264), so its longest CTA holds 160 tiles,
+  // far over the throughput share (320 + 15) x 8 / 132 = 20.3.
   std::vector<std::int32_t> one_long(16, 128);
   one_long[0] = 40960;
   DecodeWork w;
   for (std::int32_t c : one_long) w.add(g, c);
   double f[8] = {};
   w.features(g, f);
-  CHECK(f[2] == Approx(kLoneCtaTileRatio * 320));
-  CHECK(f[3] == Approx(16.0 * 8 / 132));  // CTAs / SMs: one split each
-  // 64 requests = 512 CTAs, more than the SMs: the long request's 8 CTAs are spread through the launch order, so
-  // the last one starts after all but 1 / 16 of the throughput work on average.
+  CHECK(flash_num_splits(128, 320, 264) == 2);
+  CHECK(f[2] == Approx(160));
+  CHECK(f[3] == Approx(16.0 * 8 * 2 / 132));  // CTAs / SMs
+  CHECK(f[4] == Approx(16.0 * 32 / 132));     // combine work: every request was split
+  // With one CTA per SM (the rule before), the same batch fills 80% of 132 and is not split.
+  AttentionGeometry one = g;
+  one.cta_slots_per_sm = 1;
+  w.features(one, f);
+  CHECK(f[2] == Approx(320));
+  // 64 requests = 512 CTAs: no split, more CTAs than slots. The long request's 8 CTAs are spread through the launch
+  // order, so the last one starts after all but 1 / 16 of the throughput work on average.
   std::vector<std::int32_t> many(64, 128);
   many[0] = 40960;
   DecodeWork m;
   for (std::int32_t c : many) m.add(g, c);
   m.features(g, f);
   const double throughput = (320.0 + 63) * 8 / 132;
-  CHECK(f[2] == Approx(throughput * (1 - 0.5 / 8) + kLoneCtaTileRatio * 320));
-  // A uniform batch of more CTAs than SMs takes the same form (its last CTAs also start late); the fit on the
-  // uniform grid absorbs it, and the ratio model(batch) / model(uniform) carries only the composition.
+  CHECK(f[2] == Approx(throughput * (1 - 0.5 / 8) + 320));
+  CHECK(f[4] == 0);
+}
+
+TEST_CASE("FlashAttention-3 decode splits each request by its own length", "[fidelity][attention]") {
+  AttentionGeometry g = geo(32, 8);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  CHECK(g.split_kv == AttentionGeometry::SplitKv::kPerRequest);
+  CHECK(g.cta_slots_per_sm == 1);
+  // One request of 320 tiles among 15 of one tile: tiles per split ceil(335 x 1.1 x 8 / 132) = 23, so the long one
+  // takes ceil(320 / 23) = 14 splits (under the one-request cap, flash_num_splits(8, 320, 132) = 15) and the short
+  // ones none: (14 + 15) x 8 CTAs, the longest holding ceil(320 / 14) = 23 tiles.
+  std::vector<std::int32_t> one_long(16, 128);
+  one_long[0] = 40960;
+  DecodeWork w;
+  for (std::int32_t c : one_long) w.add(g, c);
+  double f[8] = {};
+  w.features(g, f);
+  CHECK(flash_num_splits(8, 320, 132) == 15);
+  CHECK(f[2] == Approx(23));
+  CHECK(f[3] == Approx((14.0 + 15) * 8 / 132));
+  CHECK(f[4] == Approx(1.0 * 32 / 132));  // combine work: the one split request
+  // A uniform batch prices the same through either path.
   DecodeWork u;
-  for (int i = 0; i < 64; ++i) u.add(g, 4096);
-  u.features(g, f);
-  CHECK(f[2] == Approx(std::max(64.0 * 32 * 8 / 132, 64.0 * 32 * 8 / 132 * (1 - 0.5 / 8) + kLoneCtaTileRatio * 32)));
+  for (int i = 0; i < 12; ++i) u.add(g, 5000);
+  double fu[8] = {}, fc[8] = {};
+  u.features(g, fu);
+  uniform_decode_features(g, 12, 5000, fc);
+  for (int i = 0; i < kDecodeFeatures; ++i) CHECK(fu[i] == Approx(fc[i]));
+  // No split at <= 4 key tiles, nor over 992 requests.
+  uniform_decode_features(g, 8, 512, f);
+  CHECK(f[3] == Approx(8.0 * 8 / 132));
+  uniform_decode_features(g, 993, 40960, f);
+  CHECK(f[3] == Approx(993.0 * 8 / 132));
+  CHECK(f[4] == 0);
 }
 
 TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
