@@ -12,10 +12,15 @@
 //   attention_decode KV_DTYPE HEAD_DIM HEADS KV_HEADS CTX [CTX ...]
 //                               ->  <us> <extrapolated 0|1>      (.../generation_attention.json: one batch of
 //                                                                 decodes over CTX keys each)
+//   attention_step KV_DTYPE HEAD_DIM HEADS KV_HEADS ITEM [ITEM ...]
+//                               ->  <us> <extrapolated 0|1>      (both files: prompt chunks Q:CTX and decodes CTX
+//                                                                 in one kernel call, as a vLLM role prices a mixed
+//                                                                 step: the decodes beside the prompt tokens)
 //
 // Attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
 // interpolation) from the grid whose key is exactly (KV_DTYPE, HEAD_DIM, HEADS, KV_HEADS), with the SM count of
-// PROFILES_DIR/gpus/GPU.json; scripts/validate_mixed_attention.py scores them on measured ragged batches.
+// PROFILES_DIR/gpus/GPU.json, and the split rule of the grid's kernel; scripts/measured_attention.py scores them on
+// measured ragged batches.
 //
 // A query the tables cannot answer (no grid for the key, malformed line) prints "nan 1" and a message on stderr
 // naming the line; the run goes on.
@@ -46,14 +51,16 @@ class AttentionQueries {
  public:
   AttentionQueries(const std::string& dir, int sms) : dir_(dir), sms_(sms) {}
 
+  enum class Kind { kPrefill, kDecode, kStep };
+
   /// Prices the rest of `in` (per-request lengths after the key fields); sets `why` when it cannot.
-  double price(bool decode, std::istringstream& in, bool* extrapolated, std::string& why) {
+  double price(Kind kind, std::istringstream& in, bool* extrapolated, std::string& why) {
     std::string dtype;
     int head_dim = 0, heads = 0, kv_heads = 0;
     if (!(in >> dtype >> head_dim >> heads >> kv_heads) || head_dim <= 0 || heads <= 0 || kv_heads <= 0 ||
         heads % kv_heads != 0) {
-      why = "expected: attention_prefill|attention_decode KV_DTYPE HEAD_DIM HEADS KV_HEADS LENGTHS... with HEADS a "
-            "positive multiple of KV_HEADS";
+      why = "expected: attention_prefill|attention_decode|attention_step KV_DTYPE HEAD_DIM HEADS KV_HEADS LENGTHS... "
+            "with HEADS a positive multiple of KV_HEADS";
       return NAN;
     }
     std::vector<PrefillChunk> chunks;
@@ -63,6 +70,8 @@ class AttentionQueries {
       long long q = 1, ctx = 0;
       char colon = 0;
       std::istringstream f(item);
+      // A step's items are chunks where they hold a colon, decodes otherwise.
+      const bool decode = kind == Kind::kDecode || (kind == Kind::kStep && item.find(':') == std::string::npos);
       const bool read = decode ? static_cast<bool>(f >> ctx) : static_cast<bool>(f >> q >> colon >> ctx);
       if (!read || !f.eof() || (!decode && colon != ':') || q < 1 || ctx < q || ctx > (1LL << 30)) {
         why = "bad request length '" + item + "' (" + (decode ? "CTX >= 1" : "Q:CTX with 1 <= Q <= CTX") + ")";
@@ -81,14 +90,20 @@ class AttentionQueries {
     geo.sms = sms_;
     const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
                                           std::to_string(kv_heads)};
-    const AttentionPredictor* p = predictor(decode, key, geo);
-    if (!p) {
-      why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key[0] + " " + key[1] +
-            " " + key[2] + " " + key[3];
-      return NAN;
-    }
     *extrapolated = false;
-    return decode ? p->decode_us(contexts, extrapolated) : p->prefill_us(chunks, extrapolated);
+    double us = 0;
+    for (const bool decode : {false, true}) {
+      if ((decode ? contexts.empty() : chunks.empty())) continue;
+      const AttentionPredictor* p = predictor(decode, key, geo);
+      if (!p) {
+        why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key[0] + " " + key[1] +
+              " " + key[2] + " " + key[3];
+        return NAN;
+      }
+      us += decode ? p->decode_us(contexts, extrapolated, /*beside_prefill=*/!chunks.empty())
+                   : p->prefill_us(chunks, extrapolated);
+    }
+    return us;
   }
 
  private:
@@ -181,11 +196,13 @@ int query_main(int argc, char** argv) {
       } else {
         why = "no collective grid for " + op + " half " + std::to_string(gpus);
       }
-    } else if (kind == "attention_prefill" || kind == "attention_decode") {
-      us = attention.price(kind == "attention_decode", in, &extrapolated, why);
+    } else if (kind == "attention_prefill" || kind == "attention_decode" || kind == "attention_step") {
+      using K = AttentionQueries::Kind;
+      us = attention.price(kind == "attention_prefill" ? K::kPrefill : kind == "attention_decode" ? K::kDecode : K::kStep,
+                           in, &extrapolated, why);
       if (!why.empty()) extrapolated = true;
     } else {
-      why = "unknown query kind '" + kind + "' (gemm, collective, attention_prefill or attention_decode)";
+      why = "unknown query kind '" + kind + "' (gemm, collective, attention_prefill, attention_decode or attention_step)";
     }
     if (!why.empty()) std::cerr << "query line " << line_no << ": " << why << "\n";
     std::cout << (std::isnan(us) ? std::string("nan") : std::to_string(us)) << " " << (extrapolated ? 1 : 0) << "\n";

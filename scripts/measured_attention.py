@@ -94,6 +94,13 @@ def decode_line(cfg, contexts):
     return "attention_decode %s %d %d %d %s" % (DTYPE, d, h, kv, " ".join(str(k) for k in contexts))
 
 
+def step_line(cfg, chunks, contexts):
+    """Prompt chunks and decodes in one call, priced as a vLLM role prices a mixed step."""
+    h, kv, d = cfg
+    return "attention_step %s %d %d %d %s %s" % (DTYPE, d, h, kv, " ".join("%d:%d" % c for c in chunks),
+                                                 " ".join(str(k) for k in contexts))
+
+
 def uniform_equivalent(chunks, contexts):
     """The uniform batches the simulator reads the grid at (as many requests; prefill: the same (query, key) pairs
     per request, s(s+1)/2; decode: the mean KV length), rounded to whole tokens."""
@@ -139,10 +146,11 @@ def predictions(tool, cells):
     for c in cells:
         chunks, contexts = split(c)
         ue_pre, ue_dec = uniform_equivalent(chunks, contexts)
-        for tag, part, line in (("sim", chunks, prefill_line(c["cfg"], chunks)),
-                                ("sim", contexts, decode_line(c["cfg"], contexts)),
-                                ("ue", ue_pre, prefill_line(c["cfg"], ue_pre)),
-                                ("ue", ue_dec, decode_line(c["cfg"], ue_dec))):
+        # The simulator prices a call holding both as one step (decodes beside prompt tokens); alone, each part.
+        sim = [("sim", chunks, step_line(c["cfg"], chunks, contexts))] if chunks and contexts else \
+              [("sim", chunks, prefill_line(c["cfg"], chunks)), ("sim", contexts, decode_line(c["cfg"], contexts))]
+        for tag, part, line in sim + [("ue", ue_pre, prefill_line(c["cfg"], ue_pre)),
+                                      ("ue", ue_dec, decode_line(c["cfg"], ue_dec))]:
             if part:
                 where.append((id(c), tag))
                 lines.append(line)
@@ -218,7 +226,9 @@ def section(tool):
              "%d head configurations "
              "(heads / KV heads / head_dim: %s). The predictor is built from the uniform grid alone, as the "
              "simulator builds it from a table, and prices each ragged batch; a mixed step is priced as the "
-             "simulator prices it, its prefill part plus its decode part. `uniform equivalent` is the same lookup "
+             "simulator prices one for a vLLM role on a FlashAttention-2 table: its prefill part plus its decode part "
+             "run ungrouped and unsplit beside the prompt tokens (AttentionGeometry::ungrouped_beside_prefill). "
+             "`uniform equivalent` is the same lookup "
              "without the work model's ratio for the batch's composition; `total-tokens proxy` predicts from the "
              "batch's total tokens only (new tokens in prefill, keys in decode). %d disturbed cells (timed blocks "
              "spread over %.1fx) left out." %
@@ -305,8 +315,9 @@ def section(tool):
                   "separately assumes): the call took %.2fx their sum at the median (n %d); by head configuration %s. "
                   "No penalty without grouped heads (32/32/128): in FlashAttention-2's varlen forward, decode "
                   "queries share their KV head's loads (grouped heads packed into one tile, split-KV) only when every "
-                  "query of the call is a decode. FlashAttention-3 (vLLM on Hopper) packs grouped heads in every "
-                  "varlen call. The simulator on the parts alone: %s (n %d)." %
+                  "query of the call is a decode; the simulator prices such a call's decodes that way (the table above). "
+                  "FlashAttention-3 (vLLM on Hopper) packs grouped heads in every varlen call. The simulator on the "
+                  "parts alone: %s (n %d)." %
               (fs["median_ratio"], fs["n"], ", ".join("%s %.2fx" % kv for kv in fs["by_config"].items()),
                fmt(parts), parts["n"]),
               "", "The same cells timed twice (sweep_seed1, then repeat_seed1): |diff| p50 %.2f%%, p95 %.2f%%, max "

@@ -133,12 +133,14 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
 
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   using SplitKv = AttentionGeometry::SplitKv;
+  g.ungrouped_beside_prefill = false;
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
     g.cta_slots_per_sm = 1;
   } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
+    g.ungrouped_beside_prefill = true;
   } else {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 1;
@@ -213,8 +215,9 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     return;
   }
   const int slots = g.sms * g.cta_slots_per_sm;
-  const int splits = cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
-                           : flash_num_splits(requests * g.kv_heads, nb_max, slots);
+  const int splits = g.split_kv == AttentionGeometry::SplitKv::kNone ? 1
+                     : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
+                             : flash_num_splits(requests * g.kv_heads, nb_max, slots);
   const double longest = static_cast<double>(ceil_div(nb_max, splits));
   const double copies = static_cast<double>(g.kv_heads) * splits;  // CTAs of one request
   // More CTAs than slots: the longest request's CTAs are spread through the launch order, so its last one starts
@@ -528,13 +531,23 @@ double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, b
   return lookup(w.requests, s_eq, model_batch, extrapolated);
 }
 
-double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,
+                                     bool beside_prefill) const {
   if (contexts.empty() || !grid_) return 0;
+  // Beside prompt tokens, a FlashAttention-2 call runs the decodes ungrouped and unsplit: the batch's model is
+  // taken with every query head as its own KV head, against the uniform grid's grouped model (the ratio carries
+  // the difference; the fitted per-tile costs are the grid's).
+  AttentionGeometry g = geo_;
+  const bool ungrouped = beside_prefill && geo_.ungrouped_beside_prefill;
+  if (ungrouped) {
+    g.kv_heads = g.heads;
+    g.split_kv = AttentionGeometry::SplitKv::kNone;
+  }
   DecodeWork& w = work_;  // reused: its per-request tiles keep their capacity between steps
   w.clear();
-  for (std::int32_t c : contexts) w.add(geo_, c);
+  for (std::int32_t c : contexts) w.add(g, c);
   double f[8] = {};
-  w.features(geo_, f, &splits_);
+  w.features(g, f, ungrouped ? nullptr : &splits_);
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const auto b = static_cast<std::int64_t>(contexts.size());
   return lookup(b, w.ctx_sum / static_cast<double>(b), model_batch, extrapolated);

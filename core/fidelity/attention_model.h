@@ -43,9 +43,16 @@ struct AttentionGeometry {
   ///    split count, ceil(its key tiles / tiles per split) with tiles per split = ceil(1.1 x the batch's key tiles
   ///    x KV heads / SMs), capped by the heuristic for one request alone (get_num_splits "pretending that batch
   ///    = 1": no split at <= 4 key tiles) and none over 992 requests; a persistent scheduler.
-  enum class SplitKv { kBatch, kPerRequest };
+  ///  kNone: one CTA per (request, KV head) over its whole KV.
+  enum class SplitKv { kBatch, kPerRequest, kNone };
   SplitKv split_kv = SplitKv::kBatch;
   int cta_slots_per_sm = 2;
+  /// FlashAttention-2's varlen forward packs a KV head's query heads into one tile and splits the keys only when
+  /// every query of the call is a decode (max_seqlen_q == 1, "only apply split-k for decoding"). Decodes that share
+  /// one call with prompt tokens (vLLM's unified step) run ungrouped and unsplit: one CTA per (request, query head)
+  /// over its whole KV. Measured: such a call took 2.54x its two parts alone at the median (1.94-3.73x with grouped
+  /// heads, 0.96x without; docs/validation.md).
+  bool ungrouped_beside_prefill = false;
 };
 
 /// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):
@@ -53,6 +60,7 @@ struct AttentionGeometry {
 ///    FlashAttention-3 MLA also split each request by its own length): kPerRequest over the SMs;
 ///  - FlashAttention-2 ("vllm_flash_attn", "aten._flash_attention_forward"): kBatch over two CTAs per SM;
 ///  - other kernels (TensorRT-LLM's "torch_flow"), whose rule is not modelled: kBatch over the SMs.
+/// FlashAttention-2 also sets ungrouped_beside_prefill.
 /// The MLA and other-kernel choices were checked on the held-out uniform lines (docs/validation.md).
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla = false);
 
@@ -146,7 +154,10 @@ class AttentionPredictor {
   void set_interp(Interp m) { interp_ = m; }
   bool ok() const { return grid_ != nullptr; }
   double prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
-  double decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// `beside_prefill`: the decodes share one kernel call with prompt tokens (AttentionGeometry::
+  /// ungrouped_beside_prefill prices them ungrouped and unsplit where the kernel runs them so).
+  double decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
+                   bool beside_prefill = false) const;
   const WorkModel& model() const { return model_; }
   const AttentionGeometry& geometry() const { return geo_; }
 

@@ -82,14 +82,22 @@ class TableCostModel : public CostModel {
   /// The moe.json "dtype" of the grid pricing the routed experts ("" when none).
   const std::string& moe_grid_dtype() const { return moe_dtype_; }
   double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
-  double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  /// `beside_prefill`: the step also holds prompt tokens, in the same attention call where the engine runs one
+  /// (vLLM's unified varlen call; AttentionGeometry::ungrouped_beside_prefill).
+  double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
+                             bool beside_prefill = false) const;
   /// One sliding-window layer (models with layer_types): the window grids through the windowed work model; without
   /// a window grid, the full-attention predictor on the keys inside the window (flagged as extrapolated).
   double prefill_window_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
-  double decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  double decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
+                                    bool beside_prefill = false) const;
   /// Every attention layer of the stage: full layers plus sliding layers.
   double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
-  double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr) const;
+  double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
+                                    bool beside_prefill = false) const;
+  /// vLLM runs a step's prompt tokens and decodes in one varlen attention call (its V1 FlashAttention backend);
+  /// SGLang and TensorRT-LLM run them apart.
+  bool unified_attention_call() const { return e_.backend == "vllm"; }
   /// One attention layer's projections (qkv and o; MLA: q_a/kv_a, q_b, kv_b, o) at `tokens`, capped by the MLA
   /// module measurements where the role has them.
   double attention_projections_us(double tokens, bool* extrapolated = nullptr) const;
@@ -165,7 +173,8 @@ class TableCostModel : public CostModel {
     /// The predictor's price of `chunks` (prefill) or `contexts` (decode) times the head ratio, the flags passed
     /// on; false where there is no grid or it cannot price the batch.
     bool prefill(const std::vector<PrefillChunk>& chunks, bool* extrapolated, double& us) const;
-    bool decode(const std::vector<std::int32_t>& contexts, bool* extrapolated, double& us) const;
+    bool decode(const std::vector<std::int32_t>& contexts, bool* extrapolated, double& us,
+                bool beside_prefill = false) const;
   };
   void build_attention(const OpTable& t, bool decode, GridAttention& out, int window = 0);
   /// MLA models: attention core from the module tables minus the capped GEMM-table projections, or from the

@@ -97,8 +97,9 @@ bool TableCostModel::GridAttention::prefill(const std::vector<PrefillChunk>& chu
 }
 
 bool TableCostModel::GridAttention::decode(const std::vector<std::int32_t>& contexts, bool* extrapolated,
-                                           double& us) const {
-  return ok() && scaled_price(scale, approx, extrapolated, [&](bool* ex) { return p.decode_us(contexts, ex); }, us);
+                                           double& us, bool beside_prefill) const {
+  return ok() && scaled_price(scale, approx, extrapolated,
+                              [&](bool* ex) { return p.decode_us(contexts, ex, beside_prefill); }, us);
 }
 
 double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
@@ -113,10 +114,11 @@ double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chu
   return roof * curves_.attn_prefill.eval(std::max(tokens, 1.0));
 }
 
-double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,
+                                           bool beside_prefill) const {
   if (contexts.empty()) return 0;
   double v = -1;
-  if (decode_.decode(contexts, extrapolated, v)) return v;
+  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return v;
   if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
@@ -150,16 +152,17 @@ double TableCostModel::prefill_window_attention_us(const std::vector<PrefillChun
   return prefill_attention_us(capped, nullptr);
 }
 
-double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
+double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,
+                                                  bool beside_prefill) const {
   if (contexts.empty()) return 0;
   double v = -1;
-  if (decode_win_.decode(contexts, extrapolated, v)) return v;
+  if (decode_win_.decode(contexts, extrapolated, v, beside_prefill)) return v;
   // No window grid: a decode step reads at most the window's keys.
   std::vector<std::int32_t> capped(contexts);
   const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
   for (std::int32_t& c : capped) c = std::min(c, w);
   if (extrapolated) *extrapolated = true;
-  return decode_attention_us(capped, nullptr);
+  return decode_attention_us(capped, nullptr, beside_prefill);
 }
 
 double TableCostModel::prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
@@ -168,10 +171,11 @@ double TableCostModel::prefill_attention_layers_us(const std::vector<PrefillChun
          sliding_layers_ * prefill_window_attention_us(chunks, extrapolated);
 }
 
-double TableCostModel::decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated) const {
-  if (sliding_layers_ <= 0) return layers_total_ * decode_attention_us(contexts, extrapolated);
-  return full_layers_ * decode_attention_us(contexts, extrapolated) +
-         sliding_layers_ * decode_window_attention_us(contexts, extrapolated);
+double TableCostModel::decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,
+                                                  bool beside_prefill) const {
+  if (sliding_layers_ <= 0) return layers_total_ * decode_attention_us(contexts, extrapolated, beside_prefill);
+  return full_layers_ * decode_attention_us(contexts, extrapolated, beside_prefill) +
+         sliding_layers_ * decode_window_attention_us(contexts, extrapolated, beside_prefill);
 }
 
 double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {

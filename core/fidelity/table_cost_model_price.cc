@@ -96,12 +96,13 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   }
   if (s.num_decode > 0) {
     bool ex = false;
+    const bool one_call = unified_attention_call();
     if (!s.decode_contexts.empty()) {
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex);
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex, one_call && !s.prefills.empty());
     } else {  // a shape built without per-request lengths: the mean length for every request
       std::vector<std::int32_t> ctx(static_cast<std::size_t>(s.num_decode),
                                     static_cast<std::int32_t>(s.decode_context_sum / std::max(1, s.num_decode)));
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex);
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex, one_call && !s.prefills.empty());
     }
     count(OpFamily::kAttentionDecode, ex);
   }
@@ -143,7 +144,9 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       at(OpFamily::kLmHead) =
           gemm_use_us(lm_head_, static_cast<double>(std::max(1, g.num_sampled)), ex_at(OpFamily::kLmHead));
       if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
-      if (g.num_decode > 0) at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode));
+      if (g.num_decode > 0)
+        at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode),
+                                                                    unified_attention_call() && !g.prefills.empty());
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
       at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce)) +
                                  qk_norm_all_reduces_us(Tg, in_graph);

@@ -209,8 +209,17 @@ double transfer_time_us(double t_us, const CellWork& w, const GpuSpec& from, con
   return t_us * rt / rf;
 }
 
+std::string flash_attention_kernel_on(const std::string& kernel, const GpuSpec& to) {
+  if (kernel != "vllm_flash_attn" && kernel != "vllm_flash_attn_fa3") return kernel;
+  if (to.compute_capability == "9.0") return "vllm_flash_attn_fa3";
+  if (to.compute_capability.size() > 1 && to.compute_capability[0] == '8' && to.compute_capability[1] == '.')
+    return "vllm_flash_attn";
+  return kernel;
+}
+
 void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, TransferRule rule, const ModelSpec& model) {
   for (OpGrid& g : table.grids) {
+    if (rule == TransferRule::kOtherArchitecture) g.kernel = flash_attention_kernel_on(g.kernel, to);
     const GridKey key = parse_key(table, g, model);
     if (key.kind == OpKind::kUnknown || g.axes.size() > kMaxAxes) continue;
     double x[kMaxAxes] = {};

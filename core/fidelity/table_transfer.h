@@ -51,7 +51,14 @@ double peak_time_us(const CellWork& w, const GpuSpec& g);
 /// `t_us` measured on `from` re-priced for `to` under `rule`.
 double transfer_time_us(double t_us, const CellWork& w, const GpuSpec& from, const GpuSpec& to, TransferRule rule);
 
-/// Re-prices every cell of `table` from `from` to `to` (values and their logs).
+/// vLLM's FlashAttention on `to`: FlashAttention-3 ("vllm_flash_attn_fa3") on Hopper (compute capability 9.0),
+/// FlashAttention-2 ("vllm_flash_attn") on Ampere and Ada (8.x). Other kernels, and other GPUs (Blackwell, where
+/// vLLM picks another backend), keep `kernel`. A grid moved across architectures takes it, so that the decode work
+/// model splits and groups a batch as the kernel the target runs (attention_model.h, set_split_rule).
+std::string flash_attention_kernel_on(const std::string& kernel, const GpuSpec& to);
+
+/// Re-prices every cell of `table` from `from` to `to` (values and their logs); across architectures a
+/// FlashAttention grid takes the target's kernel (flash_attention_kernel_on).
 void transfer_table(OpTable& table, const GpuSpec& from, const GpuSpec& to, TransferRule rule, const ModelSpec& model);
 
 /// Re-prices every table of `t` from `from` to `to` and records the transfer in `t` (transferred_to, rule).

@@ -2,7 +2,8 @@
 """servesim_opcheck --query (scripts/cross_source.py's and scripts/measured_attention.py's access to the
 predictors): a GEMM and a uniform attention batch at a measured cell return that cell (unflagged), a shape past the
 grid is flagged, a collective between measured sizes lies between its neighbours, a batch of mixed lengths is
-priced, and bad lines answer "nan 1" without stopping the run.
+priced, decodes in one call with prompt tokens cost more on this FlashAttention-2 table than the two parts alone
+(grouped heads unpacked), and bad lines answer "nan 1" without stopping the run.
 
     opcheck_query_test.py PATH_TO_servesim_opcheck"""
 import json
@@ -40,6 +41,9 @@ queries = ["gemm bfloat16 %d %d %d" % (ms[k], ns[i], ks[j]),
            "attention_prefill %s %s" % (head(pkey), " ".join(["%d:%d" % (ps, ps)] * pb)),
            "attention_decode %s %s" % (head(dkey), " ".join([str(ds)] * db)),
            "attention_decode %s 100 5000 20 30000" % head(dkey),
+           "attention_prefill %s 512:512" % head(pkey),
+           "attention_step %s 512:512 100 5000 20 30000" % head(pkey),
+           "attention_step %s 100 5000 20 30000" % head(pkey),
            "gemm nosuchtype 1 2 3", "gemm bfloat16 0 2 3", "hello", "collective all_reduce half 3 100",
            "attention_prefill %s 5:3" % head(pkey), "attention_decode bfloat16 128 33 8 10",
            "attention_decode nosuchtype 128 32 8 10"]
@@ -62,11 +66,17 @@ else:
             fails.append("uniform attention batch at a measured cell: got %s, want %s unflagged" % (got[n], want))
     if not float(got[5][0]) > 0 or got[5][1] != "0":
         fails.append("decode batch of mixed lengths: %s" % got[5])
-    for n in range(6, len(queries)):
+    parts = float(got[5][0]) + float(got[6][0])
+    if not float(got[7][0]) > 1.2 * parts:
+        fails.append("mixed step %s not above its parts alone (%s)" % (got[7], parts))
+    if abs(float(got[8][0]) - float(got[5][0])) > 1e-6 * float(got[5][0]):
+        fails.append("a step of decodes only %s differs from the decode batch %s" % (got[8], got[5]))
+    good = 9
+    for n in range(good, len(queries)):
         if got[n] != ["nan", "1"]:
             fails.append("bad query %r answered %s" % (queries[n], got[n]))
-    if out.stderr.count("query line") != len(queries) - 6:
-        fails.append("expected %d messages naming the bad lines, got: %s" % (len(queries) - 6, out.stderr))
+    if out.stderr.count("query line") != len(queries) - good:
+        fails.append("expected %d messages naming the bad lines, got: %s" % (len(queries) - good, out.stderr))
 if fails:
     sys.exit("opcheck --query: " + "; ".join(fails))
 print("servesim_opcheck --query: ok")

@@ -315,3 +315,23 @@ TEST_CASE("a length measured only at the largest batch is reached from the longe
     CHECK(on_grid == Approx(full.values[(nb - 1) * ns + last]).epsilon(1e-9));
   }
 }
+
+TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsplit", "[fidelity][attention]") {
+  AttentionGeometry fa2 = geo(32, 8);
+  set_split_rule(fa2, "vllm_flash_attn");
+  CHECK(fa2.ungrouped_beside_prefill);
+  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const OpGrid grid = synthetic_grid(true, fa2, coef);
+  AttentionPredictor p;
+  REQUIRE(p.build(grid, true, fa2));
+  const std::vector<std::int32_t> decodes(8, 4096);
+  // Ungrouped, the 8 requests' keys are read by 32 CTAs each instead of 8: four times the throughput work.
+  CHECK(p.decode_us(decodes, nullptr, true) > 2.0 * p.decode_us(decodes));
+  // FlashAttention-3 packs grouped heads in every call: the same price either way.
+  AttentionGeometry fa3 = geo(32, 8);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  CHECK_FALSE(fa3.ungrouped_beside_prefill);
+  AttentionPredictor q;
+  REQUIRE(q.build(synthetic_grid(true, fa3, coef), true, fa3));
+  CHECK(q.decode_us(decodes, nullptr, true) == Approx(q.decode_us(decodes)));
+}

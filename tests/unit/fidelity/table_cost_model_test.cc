@@ -273,3 +273,23 @@ TEST_CASE("vLLM's per-tensor FP8 GEMMs drop the input quantisation the engine fu
     }
   }
 }
+
+TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungrouped; FlashAttention-3 and other engines do not",
+          "[fidelity][table][attention]") {
+  // A step of 16 decodes at 4096 keys with one 512-token prompt chunk, against the decodes alone.
+  BatchShape mixed = decode_batch(16, 4096, false);
+  mixed.prefills.push_back(PrefillChunk{512, 512});
+  mixed.num_tokens += 512;
+  const BatchShape alone = decode_batch(16, 4096, false);
+  auto ratio = [&](const std::string& gpu, const std::string& backend) {
+    EngineOptions e;
+    e.backend = backend;
+    auto c = model_for("Llama-3.1-8B", gpu, 1, e);
+    return fam(c->price(mixed), OpFamily::kAttentionDecode) / fam(c->price(alone), OpFamily::kAttentionDecode);
+  };
+  // A100's vLLM tables measure FlashAttention-2 (kernel vllm_flash_attn): Llama-3.1-8B's 32 query heads over 8 KV
+  // heads read their KV once per query head beside a prompt.
+  CHECK(ratio("A100-80G", "vllm") > 1.5);
+  CHECK(ratio("H100-SXM", "vllm") == Approx(1.0));    // FlashAttention-3 packs grouped heads in every call
+  CHECK(ratio("A100-80G", "sglang") == Approx(1.0));  // prompts and decodes in separate calls
+}

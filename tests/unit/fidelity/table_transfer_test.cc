@@ -363,3 +363,15 @@ TEST_CASE("a table laid out otherwise on the source GPU is replaced by the next 
   CHECK_THAT(c->describe(), Catch::Contains("MLA attention from module tables"));
   CHECK_THAT(c->describe(), !Catch::Contains("attention_prefill"));
 }
+
+TEST_CASE("a FlashAttention table moved to another architecture takes the kernel vLLM runs there",
+          "[fidelity][transfer]") {
+  GpuSpec hopper, ada, blackwell;
+  hopper.compute_capability = "9.0";
+  ada.compute_capability = "8.9";
+  blackwell.compute_capability = "10.0";
+  CHECK(flash_attention_kernel_on("vllm_flash_attn", hopper) == "vllm_flash_attn_fa3");
+  CHECK(flash_attention_kernel_on("vllm_flash_attn_fa3", ada) == "vllm_flash_attn");
+  CHECK(flash_attention_kernel_on("vllm_flash_attn_fa3", blackwell) == "vllm_flash_attn_fa3");  // unknown: kept
+  CHECK(flash_attention_kernel_on("torch_flow", hopper) == "torch_flow");
+}
