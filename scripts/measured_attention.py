@@ -21,9 +21,10 @@ import measured_tables
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(ROOT, "profiles", "measured", "H100-SXM", "attention_mixed")
 VALIDATION = os.path.join(DIR, "validation.json")
-FILES = ["sweep_seed1", "repeat_seed1", "more_seed2", "decode_seed3", "order_repeat_seed3", "decode_seed4"]
+FILES = ["sweep_seed1", "repeat_seed1", "more_seed2", "decode_seed3", "order_repeat_seed3", "decode_seed4",
+         "prefill_seed5"]
 # repeat_seed1 re-times sweep_seed1's cells and order_repeat_seed3 decode_seed3's decode_order cells: repeatability.
-SCORED = ["sweep_seed1", "more_seed2", "decode_seed3", "decode_seed4"]
+SCORED = ["sweep_seed1", "more_seed2", "decode_seed3", "decode_seed4", "prefill_seed5"]
 RAGGED = ["prefill", "chunked", "decode", "decode_order", "mixed"]
 # A cell whose slowest timed block took more than this times its fastest was disturbed (as for the GEMM grid).
 MAX_SPREAD = 1.5
@@ -271,6 +272,20 @@ def section(tool):
         lines.append("- %s%s: %s, %+.1f%% (n %d); split %+.1f%% (n %d), unsplit %+.1f%% (n %d)" % (
             name, " (chose the rule)" if name == SCORED[0] else "", fmt(st), st["signed"], st["n"],
             parts["split"]["signed"], parts["split"]["n"], parts["unsplit"]["signed"], parts["unsplit"]["n"]))
+    # Prompts and chunks by file: sweep_seed1 chose kKeyTileLoadShare; the others are held out.
+    lines += ["", "Prompts and chunks by file (simulator p50 / p95, signed median; sweep_seed1 chose the prefill "
+                  "tile-load share, core/fidelity/attention_model.h `kKeyTileLoadShare`):", ""]
+    pre_by_file = {}
+    for name in SCORED:
+        got = {s: row_stats([r for r in rows if r["file"] == name and r["set"] == s], "sim")
+               for s in ("prefill", "chunked")}
+        if not got["prefill"]["n"]:
+            continue
+        pre_by_file[name] = got
+        lines.append("- %s%s: prompts %s, %+.1f%% (n %d); chunks %s, %+.1f%% (n %d)" % (
+            name, " (chose the share)" if name == SCORED[0] else "", fmt(got["prefill"]), got["prefill"]["signed"],
+            got["prefill"]["n"], fmt(got["chunked"]), got["chunked"]["signed"], got["chunked"]["n"]))
+    summary["prefill_by_file"] = pre_by_file
     # Launch order: the same lengths with the long requests first and last (the simulator does not see the order).
     pairs = {}
     for r in rows:

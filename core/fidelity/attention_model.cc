@@ -67,8 +67,15 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   } else {
     for (std::int64_t j = 0; j < nt; ++j) t += static_cast<double>(ceil_div(p + std::min((j + 1) * bm, q), bn));
   }
+  // The last q tile holds q - (nt - 1) BM rows: its key tiles cost kKeyTileLoadShare (the loads) plus the rest in
+  // proportion to its rows (the products). The tile before it, full, may then be the longest.
+  const double rows_last = static_cast<double>(q - (nt - 1) * bm);
+  const double k_last = static_cast<double>(ceil_div(ctx, bn));
+  const double w = kKeyTileLoadShare + (1 - kKeyTileLoadShare) * rows_last / static_cast<double>(bm);
+  const double prev = nt > 1 ? static_cast<double>(ceil_div(p + (nt - 1) * bm, bn)) : 0.0;
+  t += k_last * (w - 1);
+  longest = std::max(longest, std::max(k_last * w, prev));
   tiles += t * g.heads;
-  longest = std::max(longest, static_cast<double>(ceil_div(ctx, bn)));
   ctas += static_cast<double>(nt) * g.heads;
   ctx_tokens += static_cast<double>(ctx);
   ++requests;

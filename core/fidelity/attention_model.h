@@ -5,7 +5,8 @@
 /// token-count proxy misses by 30%+ (Frontier, section 2.2) because the kernel's partitioning reacts to each
 /// request's length. The model here counts the work the kernel actually schedules:
 ///  - prefill (varlen, causal): one CTA per (request, q tile of BM rows, head); a CTA visits
-///    ceil((prior + rows so far) / BN) key tiles. Time ~ t0 + a * max(total tiles / SMs, longest CTA)
+///    ceil((prior + rows so far) / BN) key tiles (the last, partial q tile's weighted by its rows:
+///    kKeyTileLoadShare). Time ~ t0 + a * max(total tiles / SMs, longest CTA)
 ///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads).
 ///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
 ///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
@@ -70,6 +71,13 @@ std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
 /// keys; and its inverse (the uniform-equivalent length of a batch's pairs per request).
 double uniform_pairs(std::int64_t window, double s);
 double uniform_length_for_pairs(std::int64_t window, double pairs);
+
+/// Prefill: the share of a key tile's time a q tile pays whatever its rows (loading K and V); the rest scales with
+/// the rows it holds (the two matrix products). Matters for a prompt's last, partial q tile, most of all for short
+/// chunks over a long cached prefix. Not identifiable from prompts alone; chosen in steps of 0.1 on sweep_seed1's
+/// prompts and chunks of mixed lengths (profiles/measured/H100-SXM/attention_mixed/, FlashAttention-2 on an H100),
+/// more_seed2 held out (docs/validation.md). 1 = every q tile costs a full tile per key tile, the rule before.
+constexpr double kKeyTileLoadShare = 0.6;
 
 constexpr int kPrefillFeatures = 4;
 constexpr int kDecodeFeatures = 5;

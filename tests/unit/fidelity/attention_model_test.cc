@@ -49,16 +49,24 @@ OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coe
 }  // namespace
 
 TEST_CASE("prefill tile counts: the closed form equals counting tiles one by one", "[fidelity][attention]") {
+  // A short chunk over a long prefix: one q tile of 17 rows over 50 key tiles weighs less than a full tile's 50.
+  PrefillWork chunk;
+  chunk.add(geo(8, 1), 17, 6386);
+  CHECK(chunk.longest == Approx(50 * (kKeyTileLoadShare + (1 - kKeyTileLoadShare) * 17.0 / 128)));
   for (auto qc : {std::pair<int, int>{1, 1}, {128, 128}, {129, 129}, {1000, 1000}, {512, 4096}, {77, 3000},
                   {4096, 4096}, {300, 301}}) {
     PrefillWork closed, looped;
     closed.add(geo(8, 1), qc.first, qc.second);
     looped.add(geo(8, 1, 128, 64), qc.first, qc.second);  // BM != BN takes the loop
-    // Count with BN = 128 by hand.
+    // Count with BN = 128 by hand; the last q tile's key tiles weigh kKeyTileLoadShare plus its share of rows.
     const std::int64_t q = qc.first, ctx = qc.second, p = ctx - q;
     double tiles = 0;
-    for (std::int64_t j = 0; j * 128 < q; ++j) tiles += static_cast<double>((p + std::min((j + 1) * 128, q) + 127) / 128);
-    CHECK(closed.tiles == tiles * 8);
+    for (std::int64_t j = 0; j * 128 < q; ++j) {
+      const std::int64_t rows = std::min((j + 1) * 128, q) - j * 128;
+      const double w = kKeyTileLoadShare + (1 - kKeyTileLoadShare) * static_cast<double>(rows) / 128;
+      tiles += static_cast<double>((p + std::min((j + 1) * 128, q) + 127) / 128) * w;
+    }
+    CHECK(closed.tiles == Approx(tiles * 8));
     CHECK(looped.tiles >= closed.tiles);  // half-size key tiles: at least as many
     CHECK(closed.pairs == Approx(static_cast<double>(q) * p + q * (q + 1) / 2.0));
   }
