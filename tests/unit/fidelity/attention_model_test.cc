@@ -1,5 +1,6 @@
 #include "core/fidelity/attention_model.h"
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -44,6 +45,22 @@ OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coe
       grid.log_values.push_back(std::log(v));
     }
   return grid;
+}
+
+/// One request of 40960 keys (320 tiles of 128) among n - 1 of 128 keys (one tile each).
+std::vector<std::int32_t> one_long(int n) {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(n), 128);
+  v[0] = 40960;
+  return v;
+}
+
+/// The decode features of `contexts` under `g`.
+std::array<double, 8> decode_features(const AttentionGeometry& g, const std::vector<std::int32_t>& contexts) {
+  DecodeWork w;
+  for (std::int32_t c : contexts) w.add(g, c);
+  std::array<double, 8> f{};
+  w.features(g, f.data());
+  return f;
 }
 
 }  // namespace
@@ -198,12 +215,7 @@ TEST_CASE("FlashAttention-2 decode splits the batch over two CTAs per SM; a long
   // 16 requests x 8 KV heads = 128 CTAs, under 80% of 2 x 132 slots: the heuristic splits. One request of 40960
   // keys (320 tiles) among 15 of 128 keys: 2 splits (efficiency 256 / 264), so its longest CTA holds 160 tiles,
   // far over the throughput share (320 + 15) x 8 / 132 = 20.3.
-  std::vector<std::int32_t> one_long(16, 128);
-  one_long[0] = 40960;
-  DecodeWork w;
-  for (std::int32_t c : one_long) w.add(g, c);
-  double f[8] = {};
-  w.features(g, f);
+  auto f = decode_features(g, one_long(16));
   CHECK(flash_num_splits(128, 320, 264) == 2);
   CHECK(f[2] == Approx(160));
   CHECK(f[3] == Approx(16.0 * 8 * 2 / 132));  // CTAs / SMs
@@ -211,15 +223,10 @@ TEST_CASE("FlashAttention-2 decode splits the batch over two CTAs per SM; a long
   // With one CTA per SM (the rule before), the same batch fills 80% of 132 and is not split.
   AttentionGeometry one = g;
   one.cta_slots_per_sm = 1;
-  w.features(one, f);
-  CHECK(f[2] == Approx(320));
+  CHECK(decode_features(one, one_long(16))[2] == Approx(320));
   // 64 requests = 512 CTAs: no split, more CTAs than slots. The long request's 8 CTAs are spread through the launch
   // order, so the last one starts after all but 1 / 16 of the throughput work on average.
-  std::vector<std::int32_t> many(64, 128);
-  many[0] = 40960;
-  DecodeWork m;
-  for (std::int32_t c : many) m.add(g, c);
-  m.features(g, f);
+  f = decode_features(g, one_long(64));
   const double throughput = (320.0 + 63) * 8 / 132;
   CHECK(f[2] == Approx(throughput * (1 - 0.5 / 8) + 320));
   CHECK(f[4] == 0);
@@ -233,29 +240,22 @@ TEST_CASE("FlashAttention-3 decode splits each request by its own length", "[fid
   // One request of 320 tiles among 15 of one tile: tiles per split ceil(335 x 1.1 x 8 / 132) = 23, so the long one
   // takes ceil(320 / 23) = 14 splits (under the one-request cap, flash_num_splits(8, 320, 132) = 15) and the short
   // ones none: (14 + 15) x 8 CTAs, the longest holding ceil(320 / 14) = 23 tiles.
-  std::vector<std::int32_t> one_long(16, 128);
-  one_long[0] = 40960;
-  DecodeWork w;
-  for (std::int32_t c : one_long) w.add(g, c);
-  double f[8] = {};
-  w.features(g, f);
+  const auto f = decode_features(g, one_long(16));
   CHECK(flash_num_splits(8, 320, 132) == 15);
   CHECK(f[2] == Approx(23));
   CHECK(f[3] == Approx((14.0 + 15) * 8 / 132));
   CHECK(f[4] == Approx(1.0 * 32 / 132));  // combine work: the one split request
   // A uniform batch prices the same through either path.
-  DecodeWork u;
-  for (int i = 0; i < 12; ++i) u.add(g, 5000);
-  double fu[8] = {}, fc[8] = {};
-  u.features(g, fu);
+  const auto fu = decode_features(g, std::vector<std::int32_t>(12, 5000));
+  double fc[8] = {};
   uniform_decode_features(g, 12, 5000, fc);
-  for (int i = 0; i < kDecodeFeatures; ++i) CHECK(fu[i] == Approx(fc[i]));
+  for (int i = 0; i < kDecodeFeatures; ++i) CHECK(fu[static_cast<std::size_t>(i)] == Approx(fc[i]));
   // No split at <= 4 key tiles, nor over 992 requests.
-  uniform_decode_features(g, 8, 512, f);
-  CHECK(f[3] == Approx(8.0 * 8 / 132));
-  uniform_decode_features(g, 993, 40960, f);
-  CHECK(f[3] == Approx(993.0 * 8 / 132));
-  CHECK(f[4] == 0);
+  uniform_decode_features(g, 8, 512, fc);
+  CHECK(fc[3] == Approx(8.0 * 8 / 132));
+  uniform_decode_features(g, 993, 40960, fc);
+  CHECK(fc[3] == Approx(993.0 * 8 / 132));
+  CHECK(fc[4] == 0);
 }
 
 TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
