@@ -141,16 +141,17 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   using SplitKv = AttentionGeometry::SplitKv;
   g.ungrouped_beside_prefill = false;
+  g.cta_slots_per_sm = 1;
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
-    g.cta_slots_per_sm = 1;
   } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
     g.ungrouped_beside_prefill = true;
+  } else if (kernel == "torch_flow") {
+    g.split_kv = SplitKv::kXqa;
   } else {
     g.split_kv = SplitKv::kBatch;
-    g.cta_slots_per_sm = 1;
   }
 }
 
@@ -162,6 +163,19 @@ namespace {
 int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
   if (requests > 992 || nb_max <= 4) return 1;
   return cache ? cache->splits(g.kv_heads, nb_max, g.sms) : flash_num_splits(g.kv_heads, nb_max, g.sms);
+}
+
+// TensorRT-LLM's XQA multi-block count (computeMultiBlockCount): one block per 128 tokens of the longest history,
+// at most round(sqrt(8 x that)), cut so the CTAs make at most 8 waves over the SMs, and at most 6000 sub-sequences
+// over the batch.
+std::int64_t xqa_multi_block(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx) {
+  double mb = static_cast<double>(max_ctx / 128);
+  mb = std::min(mb, std::round(std::sqrt(mb * 8.0)));
+  mb = std::max(mb, 1.0);
+  const double adj = static_cast<double>(requests) * g.kv_heads * mb / g.sms / 8.0;
+  if (adj > 1.0) mb = std::floor(mb / adj);
+  mb = std::max(mb, 1.0);
+  return std::max<std::int64_t>(std::min<std::int64_t>(static_cast<std::int64_t>(mb), 6000 / std::max<std::int64_t>(requests, 1)), 1);
 }
 
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
@@ -223,6 +237,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   }
   const int slots = g.sms * g.cta_slots_per_sm;
   const int splits = g.split_kv == AttentionGeometry::SplitKv::kNone ? 1
+                     : g.split_kv == AttentionGeometry::SplitKv::kXqa
+                         ? static_cast<int>(std::min<std::int64_t>(xqa_multi_block(g, requests, max_ctx), nb_max))
                      : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
                              : flash_num_splits(requests * g.kv_heads, nb_max, slots);
   const double longest = static_cast<double>(ceil_div(nb_max, splits));

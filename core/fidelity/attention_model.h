@@ -44,8 +44,10 @@ struct AttentionGeometry {
   ///    split count, ceil(its key tiles / tiles per split) with tiles per split = ceil(1.1 x the batch's key tiles
   ///    x KV heads / SMs), capped by the heuristic for one request alone (get_num_splits "pretending that batch
   ///    = 1": no split at <= 4 key tiles) and none over 992 requests; a persistent scheduler.
+  ///  kXqa (TensorRT-LLM's XQA decode): one multi-block count for the batch, from the longest history: a block per
+  ///    128 tokens, at most round(sqrt(8 x that)), cut to at most 8 waves of CTAs over the SMs.
   ///  kNone: one CTA per (request, KV head) over its whole KV.
-  enum class SplitKv { kBatch, kPerRequest, kNone };
+  enum class SplitKv { kBatch, kPerRequest, kXqa, kNone };
   SplitKv split_kv = SplitKv::kBatch;
   int cta_slots_per_sm = 2;
   /// FlashAttention-2's varlen forward packs a KV head's query heads into one tile and splits the keys only when
@@ -60,9 +62,10 @@ struct AttentionGeometry {
 ///  - FlashAttention-3 ("vllm_flash_attn_fa3") and MLA decode kernels (`mla`: FlashMLA's scheduler and vLLM's
 ///    FlashAttention-3 MLA also split each request by its own length): kPerRequest over the SMs;
 ///  - FlashAttention-2 ("vllm_flash_attn", "aten._flash_attention_forward"): kBatch over two CTAs per SM;
-///  - other kernels (TensorRT-LLM's "torch_flow"), whose rule is not modelled: kBatch over the SMs.
+///  - TensorRT-LLM's PyTorch flow ("torch_flow"), whose generation attention runs XQA: kXqa;
+///  - other kernels: kBatch over the SMs.
 /// FlashAttention-2 also sets ungrouped_beside_prefill.
-/// The MLA and other-kernel choices were checked on the held-out uniform lines (docs/validation.md).
+/// The MLA and XQA choices were checked on the held-out uniform lines (docs/validation.md).
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla = false);
 
 /// Key tiles a decode query at position ctx - 1 visits (its window's tiles with a window).

@@ -343,3 +343,16 @@ TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsp
   REQUIRE(q.build(synthetic_grid(true, fa3, coef), true, fa3));
   CHECK(q.decode_us(decodes, nullptr, true) == Approx(q.decode_us(decodes)));
 }
+
+TEST_CASE("TensorRT-LLM's XQA decode splits the batch by its multi-block rule", "[fidelity][attention]") {
+  AttentionGeometry g = geo(32, 8);
+  set_split_rule(g, "torch_flow");
+  CHECK(g.split_kv == AttentionGeometry::SplitKv::kXqa);
+  // 8192 tokens: 64 blocks of 128, capped at round(sqrt(8 x 64)) = 23; 4 requests x 8 KV heads x 23 = 5.6 waves of
+  // 132, under the 8 allowed.
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 8192))[3] == Approx(4.0 * 8 * 23 / 132));
+  // 64 requests: 89 waves, cut by 89 / 8 to floor(23 / 11.2) = 2 blocks.
+  CHECK(decode_features(g, std::vector<std::int32_t>(64, 8192))[3] == Approx(64.0 * 8 * 2 / 132));
+  // Under 256 tokens: one block.
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[3] == Approx(4.0 * 8 / 132));
+}
