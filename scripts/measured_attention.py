@@ -189,6 +189,13 @@ def ape_stats(pairs):
             "max": round(max(a), 2) if a else 0.0, "signed": round(statistics.median(e), 2) if e else 0.0}
 
 
+def repeat_stats(rows, first, repeat, sets=None):
+    """|diff| of the cells of scored file `first` (in `rows`) timed again in file `repeat`, optionally only `sets`."""
+    again = {(c["cfg"], c["set"], c["id"]): c["us"] for c in load(repeat)[0] if sets is None or c["set"] in sets}
+    return ape_stats([(again[k], r["us"]) for r in rows if r["file"] == first
+                      for k in [(r["cfg"], r["set"], r["id"])] if k in again])
+
+
 def scored(tool):
     """Predictions for the scored files' cells (priced by `tool`, servesim_opcheck), and how many disturbed cells
     were left out."""
@@ -297,11 +304,7 @@ def section(tool):
     if ratios:
         order.update({"median_last_over_first": round(statistics.median(ratios), 3),
                       "p05": round(gen_tables.pct(ratios, 0.05), 3), "p95": round(gen_tables.pct(ratios, 0.95), 3)})
-        a, _ = load("decode_seed3")
-        b, _ = load("order_repeat_seed3")
-        bm = {(c["cfg"], c["id"]): c["us"] for c in b if c["set"] == "decode_order"}
-        order["repeat"] = ape_stats([(bm[(c["cfg"], c["id"])], c["us"]) for c in a
-                                     if c["set"] == "decode_order" and (c["cfg"], c["id"]) in bm])
+        order["repeat"] = repeat_stats(rows, "decode_seed3", "order_repeat_seed3", {"decode_order"})
         lines += ["", "Launch order (decode_order: %d batches of a few long among many short requests, timed with the "
                       "long requests first and with them last): last / first median %.3f, 5-95%% range %.2f-%.2f; "
                       "the same cells timed twice differ by p50 %.2f%% / p95 %.2f%%. The order moves the time by no more "
@@ -322,10 +325,7 @@ def section(tool):
           "by_config": {"%d/%d/%d" % c: round(statistics.median(v), 3) for c, v in sorted(ratio.items())}}
     parts = row_stats([r for r in rows if r["set"] in ("mixed_p", "mixed_d")], "sim")
     # Repeatability: the same cells timed twice, one lease apart.
-    a, _ = load("sweep_seed1")
-    b, _ = load("repeat_seed1")
-    bm = {(c["cfg"], c["set"], c["id"]): c["us"] for c in b}
-    rep = ape_stats([(bm[(c["cfg"], c["set"], c["id"])], c["us"]) for c in a if (c["cfg"], c["set"], c["id"]) in bm])
+    rep = repeat_stats(rows, "sweep_seed1", "repeat_seed1")
     lines += ["", "A mixed step as one call against its prefill and decode parts timed alone (what pricing them "
                   "separately assumes): the call took %.2fx their sum at the median (n %d); by head configuration %s. "
                   "No penalty without grouped heads (32/32/128): in FlashAttention-2's varlen forward, decode "

@@ -67,6 +67,7 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   source_[static_cast<int>(OpFamily::kOverhead)] = PriceSource::kCalibrated;
   hop_intra_node_ = p_.world_size() <= g_.gpus_per_node;
   hop_ = pipeline_hop_shape(e_.backend);
+  unified_attention_call_ = e_.backend == "vllm";
   if (p_.pp > 1) {
     if (const OpGrid* g = t_.p2p.find({hop_intra_node_ ? "intra_node" : "inter_node"}); g && g->axes.size() == 1) {
       p2p_hop_ = LogCurve(g->axes[0], g->values);

@@ -95,9 +95,6 @@ class TableCostModel : public CostModel {
   double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
                                     bool beside_prefill = false) const;
-  /// vLLM runs a step's prompt tokens and decodes in one varlen attention call (its V1 FlashAttention backend);
-  /// SGLang and TensorRT-LLM run them apart.
-  bool unified_attention_call() const { return e_.backend == "vllm"; }
   /// One attention layer's projections (qkv and o; MLA: q_a/kv_a, q_b, kv_b, o) at `tokens`, capped by the MLA
   /// module measurements where the role has them.
   double attention_projections_us(double tokens, bool* extrapolated = nullptr) const;
@@ -143,6 +140,9 @@ class TableCostModel : public CostModel {
   LogCurve p2p_hop_;  ///< send/recv time (us) against bytes for this role's hop placement; empty = link roofline
   bool hop_intra_node_ = true;  ///< the role's GPUs fit one node: its pipeline hops stay on NVLink
   PipelineHopShape hop_;        ///< what the backend sends per hop
+  /// vLLM runs a step's prompt tokens and decodes in one varlen attention call (its V1 FlashAttention backend);
+  /// SGLang and TensorRT-LLM run them apart. Set from the backend at construction.
+  bool unified_attention_call_ = false;
   struct GemmUse {
     GemmCurve table;  ///< empty = datasheet
     bool grid = false;  ///< a grid of this format exists (an empty `table` then means no measured cell near it)

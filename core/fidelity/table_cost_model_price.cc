@@ -96,13 +96,13 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   }
   if (s.num_decode > 0) {
     bool ex = false;
-    const bool one_call = unified_attention_call();
+    const bool beside_prefill = unified_attention_call_ && !s.prefills.empty();
     if (!s.decode_contexts.empty()) {
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex, one_call && !s.prefills.empty());
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex, beside_prefill);
     } else {  // a shape built without per-request lengths: the mean length for every request
       std::vector<std::int32_t> ctx(static_cast<std::size_t>(s.num_decode),
                                     static_cast<std::int32_t>(s.decode_context_sum / std::max(1, s.num_decode)));
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex, one_call && !s.prefills.empty());
+      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex, beside_prefill);
     }
     count(OpFamily::kAttentionDecode, ex);
   }
@@ -146,7 +146,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
       if (g.num_decode > 0)
         at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode),
-                                                                    unified_attention_call() && !g.prefills.empty());
+                                                                    unified_attention_call_ && !g.prefills.empty());
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
       at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce)) +
                                  qk_norm_all_reduces_us(Tg, in_graph);
