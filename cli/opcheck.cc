@@ -301,6 +301,8 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
 OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   OJson out;
   ApeStats interp, skew, noskew;
+  ApeStats fixed[3], fixed_balanced[3], sim_balanced;  // every curve read one way (MoePredictor::Interp order)
+  int chose[3] = {0, 0, 0};  // balanced curves per reading
   std::map<std::vector<std::string>, const OpGrid*> by_key;
   for (const OpGrid& g : t.grids) by_key[g.key] = &g;
   for (const OpGrid& g : t.grids) {
@@ -314,10 +316,22 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
       const auto held = every_third(g.axes[0].size());
       const OpGrid r = drop_grid_lines(g, 0, held);
       MoePredictor p;
-      if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
+      if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep)) {
+        const bool balanced = ref == MoeRouting::kBalanced;
+        if (balanced) ++chose[static_cast<int>(p.interp())];
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)
-          if (held[i] && !std::isnan(g.values[i]))
-            interp.add(p.us(static_cast<std::int64_t>(g.axes[0][i]), {}), g.values[i]);
+          if (held[i] && !std::isnan(g.values[i])) {
+            const auto tokens = static_cast<std::int64_t>(g.axes[0][i]);
+            interp.add(p.us(tokens, {}), g.values[i]);
+            if (balanced) sim_balanced.add(p.us(tokens, {}), g.values[i]);
+            MoePredictor f = p;
+            for (int m = 0; m < 3; ++m) {
+              f.set_interp(static_cast<MoePredictor::Interp>(m));
+              fixed[m].add(f.us(tokens, {}), g.values[i]);
+              if (balanced) fixed_balanced[m].add(f.us(tokens, {}), g.values[i]);
+            }
+          }
+      }
     }
     // Skew: predict the power-law measurements from the balanced curve and sampled power-law assignments.
     if (g.key[7] != "balanced") continue;
@@ -350,6 +364,18 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   }
   out["holdout"] = "every third interior token count of every measured curve";
   out["all"] = interp.json();
+  out["readings"] = OJson{
+      {"what", "the held-out token counts with every curve read one way: log-log, affine where rising, or the "
+               "balanced assignment's slowest-rank model x interpolated residual (the simulator picks per balanced "
+               "curve by cross-validation on the kept points; power-law curves stay log-log)"},
+      {"log_log", fixed[0].json()},
+      {"affine", fixed[1].json()},
+      {"model_x_residual", fixed[2].json()},
+      {"balanced_curves", OJson{{"simulator", sim_balanced.json()},
+                                {"log_log", fixed_balanced[0].json()},
+                                {"affine", fixed_balanced[1].json()},
+                                {"model_x_residual", fixed_balanced[2].json()}}},
+      {"chosen_balanced", OJson{{"log_log", chose[0]}, {"affine", chose[1]}, {"model_x_residual", chose[2]}}}};
   out["skew"] = OJson{{"what", "power-law measurements predicted from the balanced curve x sampled power-law "
                                "assignments (slowest-rank model), mean of 16 draws"},
                       {"slowest_rank_model", skew.json()},

@@ -294,6 +294,31 @@ def main():
                 ch["raw_affine"], ch["blend"],
                 cell("work_model_x_residual"), cell("work_model_only"), cell("raw_table_interpolation"),
                 cell("total_tokens_proxy")))
+    lines += ["", "### MoE token interpolation: three readings, one chosen per balanced curve", "",
+              "Held-out token counts (every third interior count of every measured curve) read one way for every "
+              "curve, against the simulator, which picks the reading per balanced curve by cross-validation on the "
+              "kept counts (every other interior one held out again; smallest mean squared log error) and reads "
+              "power-law curves (one draw of AIConfigurator's generator; A100 has only these) log-log. `model x "
+              "residual` is the slowest-rank model of AIConfigurator's balanced assignment (row blocks of 16-128 "
+              "rows per expert) times the interpolated measured / model ratio. `chosen`: balanced curves per reading "
+              "(log-log / affine / model).", "",
+              "| GPU / backend | simulator p50 / p95 | log-log | affine | model x residual | balanced curves p95: "
+              "simulator, log-log / affine / model | chosen |",
+              "|---|---|---|---|---|---|---|"]
+    for rep in results:
+        moe = rep["families"].get("moe")
+        if not moe or "readings" not in moe:
+            continue
+        rd = moe["readings"]
+        cell = lambda x: "%.2f%% / %.2f%%" % (x["p50"], x["p95"])  # noqa: E731
+        bc, cb = rd["balanced_curves"], rd["chosen_balanced"]
+        lines.append("| %s/%s | %s | %s | %s | %s | %s | %d / %d / %d |" % (
+            rep["gpu"], rep["backend"], cell(moe["all"]), cell(rd["log_log"]), cell(rd["affine"]),
+            cell(rd["model_x_residual"]),
+            ("%.2f%%, " % bc["simulator"]["p95"]) + " / ".join("%.2f%%" % bc[k]["p95"]
+                                                               for k in ("log_log", "affine", "model_x_residual"))
+            if bc["log_log"]["n"] else "-",
+            cb["log_log"], cb["affine"], cb["model_x_residual"]))
     lines += ["", "### MoE routing skew: slowest-rank model", "",
               "Power-law measurements (AIConfigurator's generator, alpha 1.01 and 1.2, EP ranks 1-256) predicted "
               "from the balanced curve times the slowest-rank model of sampled power-law assignments (mean of 16 "

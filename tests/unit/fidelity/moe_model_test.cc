@@ -130,3 +130,48 @@ TEST_CASE(
   CHECK(adaptive < 1.7);
   CHECK(moe_slowest_rank(fixed, uni, 1) / (128.0 * 128) < 1.07);
 }
+
+TEST_CASE("the MoE predictor reads a stepped curve through the row-block model and an affine one linearly",
+          "[fidelity][moe]") {
+  MoeRankCost k;
+  k.t0 = 5;
+  k.t_weight = 1;
+  k.t_block = 16;
+  k.block_m = kMoeBlockRowsMin;
+  k.block_m_max = kMoeBlockRowsMax;
+  const std::vector<double> tokens = {256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+  // A curve three times the balanced assignment's model: flat while the rows per expert stay within one block of
+  // 128, a step where they cross one (128 experts, top-4: 4096 tokens are one block each, 6144 two).
+  MoePredictor model_only;
+  REQUIRE(model_only.build(curve_grid({1, 2}, {1, 1}), MoeRouting::kBalanced, 1.0, k, 128, 4, 1, false));
+  std::vector<double> stepped;
+  for (double t : tokens) stepped.push_back(3 * model_only.reference_rank_cost(static_cast<std::int64_t>(t)));
+  CHECK(stepped[5] == Approx(stepped[4]));  // 3072 and 4096 tokens: one block of 128 rows per expert
+  CHECK(stepped[6] > 1.9 * stepped[5]);     // 6144: two
+  MoePredictor p;
+  REQUIRE(p.build(curve_grid(tokens, stepped), MoeRouting::kBalanced, 1.0, k, 128, 4, 1));
+  CHECK(p.interp() == MoePredictor::Interp::kProduct);
+  const double between = 3 * model_only.reference_rank_cost(5000);
+  CHECK(p.us(5000, {}) == Approx(between).epsilon(1e-9));
+  // The log-log reading of the same points misses it (the step sits between 4096 and 6144).
+  MoePredictor raw;
+  REQUIRE(raw.build(curve_grid(tokens, stepped), MoeRouting::kBalanced, 1.0, k, 128, 4, 1, false));
+  CHECK(raw.interp() == MoePredictor::Interp::kRaw);
+  CHECK(std::fabs(raw.us(5000, {}) / between - 1) > 0.05);
+  // Exact at the measured counts whatever the reading.
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    CHECK(p.us(static_cast<std::int64_t>(tokens[i]), {}) == Approx(stepped[i]).epsilon(1e-12));
+
+  // t = 20 + 0.25 T: the affine reading reproduces it between the points, log-log bends it.
+  std::vector<double> affine;
+  for (double t : tokens) affine.push_back(20 + 0.25 * t);
+  MoePredictor a;
+  REQUIRE(a.build(curve_grid(tokens, affine), MoeRouting::kBalanced, 1.0, k, 128, 4, 1));
+  CHECK(a.interp() == MoePredictor::Interp::kAffine);
+  CHECK(a.us(5000, {}) == Approx(20 + 0.25 * 5000).epsilon(1e-12));
+
+  // A power-law reference stays log-log: its curve is one draw of the generator.
+  MoePredictor pl;
+  REQUIRE(pl.build(curve_grid(tokens, affine), MoeRouting::kPowerLaw, 1.2, k, 128, 4, 1));
+  CHECK(pl.interp() == MoePredictor::Interp::kRaw);
+}
