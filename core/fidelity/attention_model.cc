@@ -142,8 +142,10 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   using SplitKv = AttentionGeometry::SplitKv;
   g.ungrouped_beside_prefill = false;
   g.cta_slots_per_sm = 1;
+  g.prepare_step = false;
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
+    g.prepare_step = !mla;
   } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
@@ -161,7 +163,7 @@ namespace {
 // (get_num_splits with batch 1 over the KV heads; no split at <= 4 key tiles) and splits nothing beyond 992
 // requests (prepare_varlen_num_blocks runs one 1024-thread block).
 int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
-  if (requests > 992 || nb_max <= 4) return 1;
+  if (requests > kFa3PrepareMaxRequests || nb_max <= 4) return 1;
   return cache ? cache->splits(g.kv_heads, nb_max, g.sms) : flash_num_splits(g.kv_heads, nb_max, g.sms);
 }
 
@@ -197,6 +199,7 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   const double throughput = key_tiles * g.kv_heads / s;
   f[0] = 1.0;
   f[1] = static_cast<double>(requests);
+  f[5] = g.prepare_step && requests <= kFa3PrepareMaxRequests ? 1.0 : 0.0;
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
     // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
     const int cap = fa3_static_splits(g, requests, nb_max, cache);
@@ -400,6 +403,28 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
         residual_.log_values[idx] = std::nan("");
       }
     }
+  prepare_step_us_ = 0;
+  raw_less_step_ = OpGrid();
+  if (decode && geo_.prepare_step && model_.ok && model_.coef[5] > 0) {
+    raw_less_step_ = grid;
+    bool positive = true;
+    for (std::size_t i = 0; i < B.size() && positive; ++i) {
+      if (B[i] > static_cast<double>(kFa3PrepareMaxRequests)) continue;
+      for (std::size_t j = 0; j < S.size(); ++j) {
+        const std::size_t idx = i * S.size() + j;
+        const double v = grid.values[idx] - model_.coef[5];
+        if (std::isnan(v)) continue;
+        if (!(v > 0)) {
+          positive = false;
+          break;
+        }
+        raw_less_step_.values[idx] = v;
+        raw_less_step_.log_values[idx] = interp_log(v);
+      }
+    }
+    if (positive) prepare_step_us_ = model_.coef[5];
+    else raw_less_step_ = OpGrid();
+  }
   grid_ = &grid;
   if (choose && model_.ok) choose_interp(grid);
   return true;
@@ -523,19 +548,27 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
   // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.
   bool extrap_raw = false;
   AxisPos at[2];
-  const GridValue r = grid_at(*grid_, b, s_eq, &b_used, &s_used, &extrap_raw, at);
+  GridValue r = grid_at(*grid_, b, s_eq, &b_used, &s_used, &extrap_raw, at);
+  // Between a batch line with FlashAttention-3's scheduler step and one without, read the grid less the step (and
+  // add it back below where the batch has it); elsewhere the lines on both sides carry the same step.
+  const double step_max = static_cast<double>(kFa3PrepareMaxRequests);
+  const bool across_step = prepare_step_us_ > 0 && r.ok && grid_->axes[0][at[0].i0] <= step_max &&
+                           grid_->axes[0][at[0].i1] > step_max;
+  const OpGrid& raw_grid = across_step ? raw_less_step_ : *grid_;
+  if (across_step) r = grid_at(raw_grid, b, s_eq, &b_used, &s_used, &extrap_raw, at);
   const double m_ref = r.ok ? uniform_model(b_used, s_used) : 0;
   if (!(m_ref > 0)) return product;
   if (extrapolated && extrap_raw) *extrapolated = true;
   double uniform = r.value;
   if (interp_ == Interp::kRawAffine) {
     // Along s at both batch lines, then along b; the log value above stands where a corner is unmeasured.
-    const std::size_t ns = grid_->axes[1].size();
-    auto cell = [&](std::size_t i, std::size_t j) { return grid_->values[i * ns + j]; };
+    const std::size_t ns = raw_grid.axes[1].size();
+    auto cell = [&](std::size_t i, std::size_t j) { return raw_grid.values[i * ns + j]; };
     const double c[4] = {cell(at[0].i0, at[1].i0), cell(at[0].i0, at[1].i1), cell(at[0].i1, at[1].i0),
                          cell(at[0].i1, at[1].i1)};
     interp_cell_affine(c, at[0], at[1], uniform);
   }
+  if (across_step && b_used <= step_max) uniform += prepare_step_us_;
   const double raw = uniform * model_batch / m_ref;
   if (interp_ != Interp::kBlend) return raw;
   return std::sqrt(product * raw);

@@ -56,6 +56,11 @@ struct AttentionGeometry {
   /// over its whole KV. Measured: such a call took 2.54x its two parts alone at the median (1.94-3.73x with grouped
   /// heads, 0.96x without; docs/validation.md).
   bool ungrouped_beside_prefill = false;
+  /// FlashAttention-3's varlen decode pays a fixed extra up to kFa3PrepareMaxRequests requests (the batch's
+  /// scheduler metadata, prepare_varlen_num_blocks, in one 1024-thread block) and not above: vLLM's tables take
+  /// 41.5 us at 1024 requests where 512 and 2048 take 33.1 and 73.7 (8 query heads over 1 KV head, 2 keys). The
+  /// decode model's last feature; its fitted coefficient is the step.
+  bool prepare_step = false;
 };
 
 /// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):
@@ -82,8 +87,14 @@ double uniform_length_for_pairs(std::int64_t window, double pairs);
 /// more_seed2 held out (docs/validation.md). 1 = every q tile costs a full tile per key tile, the rule before.
 constexpr double kKeyTileLoadShare = 0.6;
 
+/// FlashAttention-3 varlen computes per-request splits (and runs its scheduler-metadata step) only up to this many
+/// requests: prepare_varlen_num_blocks runs one 1024-thread block.
+constexpr std::int64_t kFa3PrepareMaxRequests = 992;
+
 constexpr int kPrefillFeatures = 4;
-constexpr int kDecodeFeatures = 5;
+/// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split
+/// combines, and the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step).
+constexpr int kDecodeFeatures = 6;
 
 /// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated. With a window, tiles,
 /// loaded keys and pairs count only keys inside some row's window.
@@ -182,6 +193,10 @@ class AttentionPredictor {
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
   OpGrid residual_;
+  /// The raw readings interpolate the grid less the fitted scheduler step (prepare_step_us_ on batches of at most
+  /// kFa3PrepareMaxRequests) and add it back at the query, so a step between two batch lines is not spread over them.
+  OpGrid raw_less_step_;
+  double prepare_step_us_ = 0;
   AttentionGeometry geo_;
   WorkModel model_;
   bool decode_ = false;

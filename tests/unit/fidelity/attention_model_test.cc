@@ -104,7 +104,7 @@ TEST_CASE("FlashAttention's split heuristic splits small batches of long request
 TEST_CASE("the work model fit recovers known coefficients and the predictor is exact on the grid",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     const OpGrid grid = synthetic_grid(decode, g, coef);
     AttentionPredictor p;
@@ -127,7 +127,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
           "latency where it does not; every choice is exact on the grid and keeps the batch composition",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     AttentionPredictor fits;
     REQUIRE(fits.build(synthetic_grid(decode, g, coef), decode, g, true));
@@ -190,7 +190,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
 TEST_CASE("mixed decode batches cost what their per-request work says, not their total tokens",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, g, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, g));
@@ -295,7 +295,7 @@ TEST_CASE("a length measured only at the largest batch is reached from the longe
   // TensorRT-LLM's head_dim-256 FP8-KV decode grids measure their longest kv_len at the largest batches only; a
   // small batch there used to find no measured cell and leave the table for the datasheet roofline unflagged.
   const AttentionGeometry g = geo(32, 8);
-  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {true, false}) {
     OpGrid full = synthetic_grid(decode, g, coef);
     OpGrid ragged = full;
@@ -328,7 +328,7 @@ TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsp
   AttentionGeometry fa2 = geo(32, 8);
   set_split_rule(fa2, "vllm_flash_attn");
   CHECK(fa2.ungrouped_beside_prefill);
-  const double coef[5] = {8.0, 0.05, 0.9, 0.3, 0.2};
+  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, fa2, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, fa2));
@@ -355,4 +355,57 @@ TEST_CASE("TensorRT-LLM's XQA decode splits the batch by its multi-block rule", 
   CHECK(decode_features(g, std::vector<std::int32_t>(64, 8192))[3] == Approx(64.0 * 8 * 2 / 132));
   // Under 256 tokens: one block.
   CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[3] == Approx(4.0 * 8 / 132));
+}
+
+TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; interpolation keeps it off the "
+          "batches above",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 1);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  CHECK(g.prepare_step);
+  double f[8] = {};
+  uniform_decode_features(g, 992, 64, f);
+  CHECK(f[5] == 1);
+  uniform_decode_features(g, 993, 64, f);
+  CHECK(f[5] == 0);
+  AttentionGeometry mla = geo(16, 1);
+  set_split_rule(mla, "flashmla", true);
+  CHECK_FALSE(mla.prepare_step);
+
+  // Batches 128 .. 2048 with a step of 9 us up to 992 requests; 1024 not measured.
+  const double coef[6] = {5.0, 0.03, 0.9, 0.3, 0.2, 9.0};
+  OpGrid grid;
+  grid.key = {"bfloat16", "128", "8", "1"};
+  grid.axes = {{128, 256, 512, 2048}, {16, 64, 256, 1024}};
+  for (const auto& a : grid.axes) {
+    std::vector<double> l;
+    for (double v : a) l.push_back(std::log(v));
+    grid.log_axes.push_back(l);
+  }
+  grid.strides = {4, 1};
+  auto truth = [&](std::int64_t b, std::int64_t s) {
+    double x[8] = {};
+    uniform_decode_features(g, b, s, x);
+    double v = 0;
+    for (int i = 0; i < kDecodeFeatures; ++i) v += coef[i] * x[i];
+    return v;
+  };
+  for (double b : grid.axes[0])
+    for (double s : grid.axes[1]) {
+      grid.values.push_back(truth(static_cast<std::int64_t>(b), static_cast<std::int64_t>(s)));
+      grid.log_values.push_back(std::log(grid.values.back()));
+    }
+  AttentionPredictor p;
+  REQUIRE(p.build(grid, true, g));
+  CHECK(p.model().coef[5] == Approx(9.0).epsilon(1e-6));
+  // Read raw between 512 and 2048 (affine in the batch), 1024 requests come out at the step-free line: without
+  // the step taken off the 512 line first, the 9 us would be spread a third of the way up.
+  p.set_interp(AttentionPredictor::Interp::kRawAffine);
+  const double at1024 = p.decode_us(std::vector<std::int32_t>(1024, 16));
+  const double line = truth(512, 16) - 9.0 + (truth(2048, 16) - truth(512, 16) + 9.0) * (1024.0 - 512) / 1536;
+  CHECK(at1024 == Approx(line).epsilon(1e-9));
+  const double spread = truth(512, 16) + (truth(2048, 16) - truth(512, 16)) / 3;
+  CHECK(spread - at1024 == Approx(6.0).epsilon(1e-6));  // two thirds of the step
+  // At 512 (measured) the step is there.
+  CHECK(p.decode_us(std::vector<std::int32_t>(512, 16)) == Approx(truth(512, 16)).epsilon(1e-9));
 }
