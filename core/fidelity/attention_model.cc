@@ -37,6 +37,10 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   if (ctx < q) ctx = q;
   const std::int64_t p = ctx - q;  // keys already in the cache before this chunk
   const std::int64_t bm = g.block_m, bn = g.block_n;
+  if (g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads) {
+    add_packed(g, q, ctx);
+    return;
+  }
   const std::int64_t nt = ceil_div(q, bm);
   if (g.window > 0 && ctx > g.window) {
     // Local attention: query tile j (rows p + j BM .. p + min((j+1) BM, q) - 1) visits the key tiles from the one
@@ -81,6 +85,37 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   ++requests;
   const double qd = static_cast<double>(q);
   pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
+}
+
+void PrefillWork::add_packed(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
+  const std::int64_t p = ctx - q;
+  const std::int64_t bm = g.block_m, bn = g.block_n;
+  const std::int64_t group = g.heads / g.kv_heads;
+  const std::int64_t rows = q * group;  // (token, head) rows of one KV head, token-major
+  const std::int64_t nt = ceil_div(rows, bm);
+  const bool local = g.window > 0 && ctx > g.window;
+  double t = 0, longest_tile = 0;
+  for (std::int64_t j = 0; j < nt; ++j) {
+    const std::int64_t r0 = j * bm, r1 = std::min((j + 1) * bm, rows) - 1;
+    const std::int64_t first = p + r0 / group, last = p + r1 / group;  // the tile's first and last query token
+    const std::int64_t lo = local ? std::max<std::int64_t>(0, first - g.window + 1) / bn : 0;
+    double n = static_cast<double>(last / bn - lo + 1);
+    // A partial last tile: the loads in full, the products in proportion to its rows (kKeyTileLoadShare).
+    if (r1 - r0 + 1 < bm) n *= kKeyTileLoadShare + (1 - kKeyTileLoadShare) * static_cast<double>(r1 - r0 + 1) / bm;
+    t += n;
+    longest_tile = std::max(longest_tile, n);
+  }
+  tiles += t * g.kv_heads;
+  longest = std::max(longest, longest_tile);
+  ctas += static_cast<double>(nt) * g.kv_heads;
+  ctx_tokens += static_cast<double>(local ? std::min(ctx, q + g.window - 1) : ctx);
+  ++requests;
+  if (local) {
+    pairs += uniform_pairs(g.window, static_cast<double>(ctx)) - uniform_pairs(g.window, static_cast<double>(p));
+  } else {
+    const double qd = static_cast<double>(q);
+    pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
+  }
 }
 
 void PrefillWork::features(const AttentionGeometry& g, double* f) const {
@@ -143,9 +178,11 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   g.ungrouped_beside_prefill = false;
   g.cta_slots_per_sm = 1;
   g.prepare_step = false;
+  g.pack_gqa_prefill = false;
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
     g.prepare_step = !mla;
+    g.pack_gqa_prefill = !mla;
   } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;

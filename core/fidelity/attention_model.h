@@ -61,6 +61,12 @@ struct AttentionGeometry {
   /// 41.5 us at 1024 requests where 512 and 2048 take 33.1 and 73.7 (8 query heads over 1 KV head, 2 keys). The
   /// decode model's last feature; its fitted coefficient is the step.
   bool prepare_step = false;
+  /// FlashAttention-3's prefill packs a KV head's query heads into the tile's rows (PackGQA: always with a paged KV
+  /// cache whose pages are not whole key tiles, as vLLM's 16-token blocks): one CTA per 128 (token, head) rows of a
+  /// KV head, so a prompt of s tokens with group g takes ceil(s g / 128) tiles per KV head, not ceil(s / 128) per
+  /// query head. vLLM's H100 tables (8 query heads over 1 KV head, 256 prompts): 23.9 / 37.9 / 71.2 / 134.9 us at
+  /// 16 / 32 / 64 / 128 tokens, in proportion to the packed tiles, where one tile per query head would be flat.
+  bool pack_gqa_prefill = false;
 };
 
 /// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):
@@ -107,6 +113,10 @@ struct PrefillWork {
   double pairs = 0;      ///< (query, key) pairs: sum q*(ctx-q) + q(q+1)/2
   void add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
   void features(const AttentionGeometry& g, double* f) const;
+
+ private:
+  /// add() under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head.
+  void add_packed(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
 };
 
 /// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).
@@ -193,8 +203,9 @@ class AttentionPredictor {
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
   OpGrid residual_;
-  /// The raw readings interpolate the grid less the fitted scheduler step (prepare_step_us_ on batches of at most
-  /// kFa3PrepareMaxRequests) and add it back at the query, so a step between two batch lines is not spread over them.
+  /// Between a batch line with the fitted scheduler step (at most kFa3PrepareMaxRequests requests) and one without,
+  /// the raw readings interpolate this grid (the measurements less prepare_step_us_ on the lines with it) and add
+  /// the step back at the query, so it is not spread over the two lines.
   OpGrid raw_less_step_;
   double prepare_step_us_ = 0;
   AttentionGeometry geo_;

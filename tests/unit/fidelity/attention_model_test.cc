@@ -409,3 +409,42 @@ TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; i
   // At 512 (measured) the step is there.
   CHECK(p.decode_us(std::vector<std::int32_t>(512, 16)) == Approx(truth(512, 16)).epsilon(1e-9));
 }
+
+TEST_CASE("FlashAttention-3 prefill packs a KV head's query heads into the tile's rows", "[fidelity][attention]") {
+  AttentionGeometry fa3 = geo(8, 1);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  CHECK(fa3.pack_gqa_prefill);
+  AttentionGeometry fa2 = geo(8, 1);
+  set_split_rule(fa2, "vllm_flash_attn");
+  CHECK_FALSE(fa2.pack_gqa_prefill);
+  // 16 tokens x 8 heads fill one 128-row tile of the KV head; 32 tokens two. Unpacked, each query head has one tile.
+  for (std::int64_t s : {16, 32, 64, 128}) {
+    PrefillWork packed, unpacked;
+    packed.add(fa3, s, s);
+    unpacked.add(fa2, s, s);
+    CHECK(packed.ctas == Approx(static_cast<double>(s) * 8 / 128));
+    CHECK(unpacked.ctas == Approx(8));
+    CHECK(packed.pairs == Approx(unpacked.pairs));
+  }
+  // A packed tile of rows (token, head), token-major: tile j of 300 tokens holds tokens 16 j .. 16 j + 15, so it
+  // sees ceil((16 (j + 1)) / 128) key tiles; the last tile (tokens 288..299, 96 rows) weighs by its rows.
+  PrefillWork w;
+  w.add(fa3, 300, 300);
+  double tiles = 0;
+  for (std::int64_t j = 0; j < 19; ++j) {
+    const std::int64_t last_token = std::min<std::int64_t>(16 * (j + 1), 300) - 1;
+    const double n = static_cast<double>(last_token / 128 + 1);
+    tiles += j < 18 ? n : n * (kKeyTileLoadShare + (1 - kKeyTileLoadShare) * 96.0 / 128);
+  }
+  CHECK(w.ctas == Approx(19));
+  CHECK(w.tiles == Approx(tiles));
+  // Without grouping there is nothing to pack: the same tiles as FlashAttention-2.
+  AttentionGeometry mha3 = geo(8, 8), mha2 = geo(8, 8);
+  set_split_rule(mha3, "vllm_flash_attn_fa3");
+  set_split_rule(mha2, "vllm_flash_attn");
+  PrefillWork a, b;
+  a.add(mha3, 1000, 3000);
+  b.add(mha2, 1000, 3000);
+  CHECK(a.tiles == Approx(b.tiles));
+  CHECK(a.ctas == Approx(b.ctas));
+}
