@@ -322,8 +322,9 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)
           if (held[i] && !std::isnan(g.values[i])) {
             const auto tokens = static_cast<std::int64_t>(g.axes[0][i]);
-            interp.add(p.us(tokens, {}), g.values[i]);
-            if (balanced) sim_balanced.add(p.us(tokens, {}), g.values[i]);
+            const double pred = p.us(tokens, {});
+            interp.add(pred, g.values[i]);
+            if (balanced) sim_balanced.add(pred, g.values[i]);
             MoePredictor f = p;
             for (int m = 0; m < 3; ++m) {
               f.set_interp(static_cast<MoePredictor::Interp>(m));

@@ -32,17 +32,36 @@ double uniform_length_for_pairs(std::int64_t window, double pairs) {
   return w + (pairs - w * (w + 1) / 2) / w;
 }
 
+namespace {
+
+// The share of a full q tile's cost per key tile that a q tile of `rows` rows pays: the loads in full
+// (kKeyTileLoadShare), the two products in proportion to its rows.
+double q_tile_weight(double rows, std::int64_t bm) {
+  return kKeyTileLoadShare + (1 - kKeyTileLoadShare) * rows / static_cast<double>(bm);
+}
+
+}  // namespace
+
 void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
   if (q <= 0) return;
   if (ctx < q) ctx = q;
   const std::int64_t p = ctx - q;  // keys already in the cache before this chunk
-  const std::int64_t bm = g.block_m, bn = g.block_n;
+  const bool local = g.window > 0 && ctx > g.window;
+  ctx_tokens += static_cast<double>(local ? std::min(ctx, q + g.window - 1) : ctx);  // keys some row needs
+  ++requests;
+  if (local) {
+    pairs += uniform_pairs(g.window, static_cast<double>(ctx)) - uniform_pairs(g.window, static_cast<double>(p));
+  } else {
+    const double qd = static_cast<double>(q);
+    pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
+  }
   if (g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads) {
-    add_packed(g, q, ctx);
+    add_packed_tiles(g, q, ctx);
     return;
   }
+  const std::int64_t bm = g.block_m, bn = g.block_n;
   const std::int64_t nt = ceil_div(q, bm);
-  if (g.window > 0 && ctx > g.window) {
+  if (local) {
     // Local attention: query tile j (rows p + j BM .. p + min((j+1) BM, q) - 1) visits the key tiles from the one
     // holding its first row's earliest key (row - window + 1) to the one holding its last row.
     const std::int64_t w = g.window;
@@ -57,9 +76,6 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
     tiles += t * g.heads;
     longest = std::max(longest, longest_tile);
     ctas += static_cast<double>(nt) * g.heads;
-    ctx_tokens += static_cast<double>(std::min(ctx, q + w - 1));  // keys some row of the chunk needs
-    ++requests;
-    pairs += uniform_pairs(w, static_cast<double>(ctx)) - uniform_pairs(w, static_cast<double>(p));
     return;
   }
   double t = 0;
@@ -71,23 +87,18 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   } else {
     for (std::int64_t j = 0; j < nt; ++j) t += static_cast<double>(ceil_div(p + std::min((j + 1) * bm, q), bn));
   }
-  // The last q tile holds q - (nt - 1) BM rows: its key tiles cost kKeyTileLoadShare (the loads) plus the rest in
-  // proportion to its rows (the products). The tile before it, full, may then be the longest.
-  const double rows_last = static_cast<double>(q - (nt - 1) * bm);
+  // The last q tile holds q - (nt - 1) BM rows and weighs by them (q_tile_weight). The tile before it, full, may
+  // then be the longest.
   const double k_last = static_cast<double>(ceil_div(ctx, bn));
-  const double w = kKeyTileLoadShare + (1 - kKeyTileLoadShare) * rows_last / static_cast<double>(bm);
+  const double w = q_tile_weight(static_cast<double>(q - (nt - 1) * bm), bm);
   const double prev = nt > 1 ? static_cast<double>(ceil_div(p + (nt - 1) * bm, bn)) : 0.0;
   t += k_last * (w - 1);
   longest = std::max(longest, std::max(k_last * w, prev));
   tiles += t * g.heads;
   ctas += static_cast<double>(nt) * g.heads;
-  ctx_tokens += static_cast<double>(ctx);
-  ++requests;
-  const double qd = static_cast<double>(q);
-  pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
 }
 
-void PrefillWork::add_packed(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
+void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
   const std::int64_t p = ctx - q;
   const std::int64_t bm = g.block_m, bn = g.block_n;
   const std::int64_t group = g.heads / g.kv_heads;
@@ -100,22 +111,13 @@ void PrefillWork::add_packed(const AttentionGeometry& g, std::int64_t q, std::in
     const std::int64_t first = p + r0 / group, last = p + r1 / group;  // the tile's first and last query token
     const std::int64_t lo = local ? std::max<std::int64_t>(0, first - g.window + 1) / bn : 0;
     double n = static_cast<double>(last / bn - lo + 1);
-    // A partial last tile: the loads in full, the products in proportion to its rows (kKeyTileLoadShare).
-    if (r1 - r0 + 1 < bm) n *= kKeyTileLoadShare + (1 - kKeyTileLoadShare) * static_cast<double>(r1 - r0 + 1) / bm;
+    if (r1 - r0 + 1 < bm) n *= q_tile_weight(static_cast<double>(r1 - r0 + 1), bm);  // a partial last tile
     t += n;
     longest_tile = std::max(longest_tile, n);
   }
   tiles += t * g.kv_heads;
   longest = std::max(longest, longest_tile);
   ctas += static_cast<double>(nt) * g.kv_heads;
-  ctx_tokens += static_cast<double>(local ? std::min(ctx, q + g.window - 1) : ctx);
-  ++requests;
-  if (local) {
-    pairs += uniform_pairs(g.window, static_cast<double>(ctx)) - uniform_pairs(g.window, static_cast<double>(p));
-  } else {
-    const double qd = static_cast<double>(q);
-    pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
-  }
 }
 
 void PrefillWork::features(const AttentionGeometry& g, double* f) const {

@@ -115,8 +115,8 @@ struct PrefillWork {
   void features(const AttentionGeometry& g, double* f) const;
 
  private:
-  /// add() under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head.
-  void add_packed(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
+  /// add()'s tiles under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head.
+  void add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
 };
 
 /// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).

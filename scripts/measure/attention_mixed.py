@@ -122,6 +122,16 @@ def mixed_sets(rng):
         while sum(kv) > DECODE_CAP:
             kv.pop()
         cells.append(("decode", "dl%d" % i, [(1, k) for k in kv]))
+    for i in range(40):  # vLLM's mixed step: prefill chunk(s) and decodes in one call
+        pre = []
+        for _ in range(rng.choice([1, 1, 1, 2])):
+            q = loguniform(rng, 64, 2048)
+            prefix = 0 if rng.random() < 0.3 else loguniform(rng, 64, 16384)
+            pre.append((q, q + prefix))
+        dec = [(1, loguniform(rng, 64, 16384)) for _ in range(rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256]))]
+        cells.append(("mixed", "m%d" % i, pre + dec))
+        cells.append(("mixed_p", "m%d" % i, pre))
+        cells.append(("mixed_d", "m%d" % i, dec))
     return cells
 
 
@@ -138,16 +148,6 @@ def order_sets(rng):
             kv.pop()
         cells.append(("decode_order", "o%d_first" % i, [(1, k) for k in sorted(kv, reverse=True)]))
         cells.append(("decode_order", "o%d_last" % i, [(1, k) for k in sorted(kv)]))
-    for i in range(40):  # vLLM's mixed step: prefill chunk(s) and decodes in one call
-        pre = []
-        for _ in range(rng.choice([1, 1, 1, 2])):
-            q = loguniform(rng, 64, 2048)
-            prefix = 0 if rng.random() < 0.3 else loguniform(rng, 64, 16384)
-            pre.append((q, q + prefix))
-        dec = [(1, loguniform(rng, 64, 16384)) for _ in range(rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256]))]
-        cells.append(("mixed", "m%d" % i, pre + dec))
-        cells.append(("mixed_p", "m%d" % i, pre))
-        cells.append(("mixed_d", "m%d" % i, dec))
     return cells
 
 
