@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_tables  # noqa: E402
 import heldout_floor  # noqa: E402
 import measured_attention  # noqa: E402
+import measured_l2  # noqa: E402
 import measured_tables  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
@@ -371,6 +372,7 @@ def main():
     alines, asummary = measured_attention.section(tool)
     lines += alines
     write_json(measured_attention.VALIDATION, dict(asummary, command="python3 scripts/validate_ops.py", date=today))
+    lines += measured_l2.section()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from validate_e2e import replace_section  # noqa: E402
     replace_section(DOC, "ops", "\n".join(lines))

@@ -157,7 +157,7 @@ double forward_peak_bytes(const ModelSpec& m, const Parallelism& p, double T, bo
   return 2.0 * T * H * a + std::max(attn, ffn);
 }
 
-static double kv_element_bytes(const EngineOptions& e) {
+double kv_element_bytes(const EngineOptions& e) {
   // FP8 weights keep a 16-bit cache unless kv_cache_dtype says otherwise.
   return e.kv_cache_dtype == "auto" ? (e.dtype == "fp8" ? 2.0 : dtype_bytes(e.dtype)) : dtype_bytes(e.kv_cache_dtype);
 }

@@ -113,6 +113,8 @@ double ffn_weights_bytes_per_gpu(const ModelSpec& model, const Parallelism& par,
 
 /// KV bytes of one token over the whole model (all layers and KV heads).
 double kv_bytes_per_token_model(const ModelSpec& model, const EngineOptions& engine);
+/// Bytes of one KV-cache element (kv_cache_dtype; "auto" keeps 16 bits, also under FP8 weights).
+double kv_element_bytes(const EngineOptions& engine);
 
 /// KV bytes of a `prompt_tokens` prompt handed from a P to a D role: every layer's, except that with the hybrid
 /// KV-cache manager on (EngineOptions::hybrid_kv_cache_manager) sliding-window layers send only the window's tokens.

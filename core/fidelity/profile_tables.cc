@@ -97,6 +97,10 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   }
   load_table(catalog, gpu, "nccl.json", out.nccl, error);
   load_table(catalog, gpu, "p2p.json", out.p2p, error);
+  if (auto v = catalog.load_text(gpu, "l2_warmth.json")) {
+    const std::string err = parse_l2_warmth(*v, out.l2);
+    if (!err.empty() && error.empty()) error = "profiles/" + gpu + "/l2_warmth.json: " + err;
+  }
   // SGLang's one table family of its own: the DeepEP dispatch/combine of its EP MoE layers (H100-SXM).
   if (backend == "sglang" && model.is_moe()) {
     load_table(catalog, gpu + "/sglang", "deepep_ll.json", out.deepep_ll, error);

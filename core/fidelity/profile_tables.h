@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/fidelity/interpolation.h"
+#include "core/fidelity/l2_warmth.h"
 #include "core/fidelity/op_table.h"
 #include "core/fidelity/table_transfer.h"
 #include "core/spec/model_spec.h"
@@ -31,6 +32,9 @@ struct ProfileTables {
   /// pipeline hops fall back to the link roofline. Not part of tables(): nothing transfers or supplements it.
   OpTable p2p;
   std::string validation_json;  ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
+  /// profiles/<gpu>/l2_warmth.json: what decode attention adds read cold (l2_warmth.h); !ok() where not measured.
+  /// The GPU's own only, like p2p: tables moved to another GPU leave it empty.
+  L2Warmth l2;
   /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
   std::string transferred_to;
   TransferRule transfer_rule = TransferRule::kOtherArchitecture;  ///< how they were moved (when transferred_to is set)

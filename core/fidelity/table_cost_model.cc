@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/fidelity/memory_model.h"
 #include "core/spec/cuda_graph_plan.h"
 
 namespace servesim {
@@ -48,6 +49,11 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   async_host_ = async_hides_host_time(e_, p_.pp);
   heads_local_ = static_cast<double>(m_.num_attention_heads) / p_.tp_attn;
   kv_heads_local_ = std::max(1.0, static_cast<double>(m_.num_key_value_heads) / p_.tp_attn);
+  // MLA keeps one latent vector per token, every rank the whole of it.
+  kv_bytes_per_key_ = kv_element_bytes(e_) *
+                      (m_.is_mla() ? static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim)
+                                   : 2.0 * kv_heads_local_ * static_cast<double>(m_.head_dim));
+  if (t_.transferred_to.empty()) l2_ = t_.l2;
   qk_norm_kernels_ = m_.qk_norm_across_heads ? 2 : m_.qk_norm_per_head ? k_.qk_norm_kernels : 0;
   layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
   layers_total_ = static_cast<double>(layers_per_stage_) * p_.pp;

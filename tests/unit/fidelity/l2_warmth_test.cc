@@ -1,0 +1,115 @@
+// Decode attention read cold: the measured L2-warmth fit (profiles/<gpu>/l2_warmth.json) and where the table cost
+// model adds it.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/l2_warmth.h"
+#include "core/fidelity/profile_tables.h"
+#include "core/fidelity/table_cost_model.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+L2Warmth fit(double per_mib, double full, double zero) {
+  L2Warmth w;
+  w.us_per_mib = per_mib;
+  w.full_mib = full;
+  w.zero_mib = zero;
+  w.l2_bytes = 50 * kMiB;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("the cold-read extra grows with the bytes while they fit and tapers to nothing", "[fidelity][l2]") {
+  const L2Warmth w = fit(0.2, 32, 44);
+  CHECK(L2Warmth().extra_us(16 * kMiB) == 0);  // no fit: nothing added
+  CHECK(w.extra_us(0) == 0);
+  CHECK(w.extra_us(8 * kMiB) == Approx(1.6));
+  CHECK(w.extra_us(32 * kMiB) == Approx(6.4));
+  CHECK(w.extra_us(38 * kMiB) == Approx(0.2 * 38 * 0.5));  // halfway down the taper
+  CHECK(w.extra_us(32 * kMiB * (1 + 1e-9)) == Approx(6.4).epsilon(1e-6));  // continuous at full_mib
+  CHECK(w.extra_us(44 * kMiB) == 0);
+  CHECK(w.extra_us(1024 * kMiB) == 0);
+}
+
+TEST_CASE("a malformed l2_warmth.json is refused with the field named", "[fidelity][l2]") {
+  L2Warmth w;
+  CHECK(parse_l2_warmth(R"({"us_per_mib": 0.18, "full_mib": 32, "zero_mib": 44, "l2_bytes": 52428800})", w).empty());
+  CHECK(w.ok());
+  CHECK(w.full_mib == 32);
+  CHECK(parse_l2_warmth("[1]", w) == "not a JSON object");
+  CHECK(!w.ok());  // a refused file leaves no fit behind
+  CHECK(parse_l2_warmth(R"({"full_mib": 32, "zero_mib": 44, "l2_bytes": 52428800})", w) ==
+        "us_per_mib: missing or not a number");
+  CHECK(parse_l2_warmth(R"({"us_per_mib": -1, "full_mib": 32, "zero_mib": 44, "l2_bytes": 52428800})", w) ==
+        "us_per_mib: must be a positive number below 1e12");
+  CHECK(parse_l2_warmth(R"({"us_per_mib": 0.1, "full_mib": 44, "zero_mib": 32, "l2_bytes": 52428800})", w) ==
+        "zero_mib: must exceed full_mib");
+  CHECK(parse_l2_warmth(R"({"us_per_mib": 0.1, "full_mib": 32, "zero_mib": 64, "l2_bytes": 52428800})", w).rfind(
+            "zero_mib: beyond l2_bytes", 0) == 0);
+}
+
+TEST_CASE("the bundled H100 and H200 fits load and stay within their L2", "[fidelity][l2]") {
+  for (const char* gpu : {"H100-SXM", "H200-SXM"}) {
+    ProfileTables t;
+    std::string err;
+    REQUIRE(load_profile_tables(test::catalog(), gpu, "vllm", test::bundled_model("Llama-3.1-70B"), t, err));
+    CHECK(err.empty());
+    CHECK(t.l2.ok());
+    CHECK(t.l2.zero_mib * kMiB <= t.l2.l2_bytes);
+  }
+  // The H200's faster HBM loses less per MiB read cold (measured: 0.100 against the H100's 0.178 us).
+  ProfileTables h100, h200;
+  std::string err;
+  REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", test::bundled_model("Llama-3.1-70B"), h100, err));
+  REQUIRE(load_profile_tables(test::catalog(), "H200-SXM", "vllm", test::bundled_model("Llama-3.1-70B"), h200, err));
+  CHECK(h200.l2.us_per_mib < h100.l2.us_per_mib);
+}
+
+TEST_CASE("decode attention priced from the tables adds the cold reads of its K and V", "[fidelity][l2]") {
+  // Llama-3.1-70B at TP8: one KV head of 128 per GPU, 512 bytes of K and V per key and layer in bf16.
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = 8;
+  const ModelSpec m = test::bundled_model("Llama-3.1-70B");
+  ProfileTables tables;
+  std::string err;
+  REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", m, tables, err));
+  REQUIRE(tables.l2.ok());
+  const L2Warmth l2 = tables.l2;
+  ProfileTables warm = tables;
+  warm.l2 = L2Warmth();
+  TableCostModel cold_model(m, test::bundled_gpu("H100-SXM"), p, EngineOptions{}, tables, EfficiencyCurves(), 1);
+  TableCostModel warm_model(m, test::bundled_gpu("H100-SXM"), p, EngineOptions{}, warm, EfficiencyCurves(), 1);
+  for (int keys_per_request : {1024, 4096, 16384, 65536}) {
+    const std::vector<std::int32_t> ctx(16, keys_per_request);
+    const double bytes = 16.0 * keys_per_request * 512;
+    const double added = cold_model.decode_attention_us(ctx) - warm_model.decode_attention_us(ctx);
+    CHECK(added == Approx(l2.extra_us(bytes)).margin(1e-9));
+    if (bytes >= l2.zero_mib * kMiB) CHECK(added == 0);
+    if (bytes <= l2.full_mib * kMiB) CHECK(added == Approx(l2.us_per_mib * bytes / kMiB));
+  }
+  CHECK(cold_model.describe().find("l2_warmth.json") != std::string::npos);
+  CHECK(warm_model.describe().find("l2_warmth.json") == std::string::npos);
+}
+
+TEST_CASE("tables moved to another GPU's datasheet add no cold reads", "[fidelity][l2]") {
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = 8;
+  std::unique_ptr<CostModel> holder;
+  std::string err;
+  holder = make_cost_model(test::bundled_model("Llama-3.1-70B"), test::bundled_gpu("H20"), p, EngineOptions{},
+                           &test::catalog(), 1, err);
+  REQUIRE(err.empty());
+  auto* tm = dynamic_cast<TableCostModel*>(holder.get());
+  REQUIRE(tm != nullptr);
+  CHECK(tm->describe().find("moved to the H20") != std::string::npos);
+  CHECK(tm->describe().find("l2_warmth.json") == std::string::npos);
+}
