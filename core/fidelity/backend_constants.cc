@@ -10,25 +10,24 @@ BackendConstants backend_constants(const std::string& backend) {
   // takes to issue them (small decode batches run eagerly).
   BackendConstants k;
   if (backend == "sglang") {
-    // SGLang: fitted on the TPOT of its 84 agg rows (all Qwen3-32B, so held out by TP size 8 and by ISL 4096
-    // instead of by model; scripts/validate_e2e.py --calibrate, docs/validation.md). In every fold the
-    // least-squares optimum of both constants lies below zero and the fit stops at the bound: the exposed host
-    // time is zero, as SGLang's overlap scheduler is designed to make it (it prepares step n+1 while the GPU runs
-    // step n). That fit used the vLLM-style scheduler. Refitted with the `sglang` scheduler (prefill-first, as
-    // SGLang runs), exact outputs and the overlap schedule (2026-11-25): per_request_us 20.6, which leaves the
-    // median |err| where zero has it (TTFT 14.4% both, TPOT 4.8% against 4.9%) and biases TPOT (signed +4.2%
-    // against -0.8%, p90 12.4% against 10.9%), so zero stays.
+    // SGLang: fitted on its 84 agg rows (all Qwen3-32B, so held out by TP size 8 and by ISL 4096 instead of by
+    // model; scripts/validate_e2e.py --calibrate, docs/validation.md). Refitted 2026-11-26, once decode attention
+    // read cold (l2_warmth.h) and SGLang's custom all-reduce on NVLinked groups (TableCostModel) were priced:
+    // per_request_us 22.2 on all rows (28.0 without TP 8, 19.9 without ISL 4096); iteration_us stays at its bound,
+    // 0, as SGLang's overlap scheduler prepares step n+1 while the GPU runs step n. Before, with NCCL all-reduces
+    // and warm decode attention, both constants sat at 0.
     k.cpu_iteration_us = 0.0;
-    k.cpu_per_request_us = 0.0;
+    k.cpu_per_request_us = 22.2;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 3;
   } else if (backend == "trtllm") {
     // TensorRT-LLM's executor: fitted on the TPOT of the 177 Llama-3.1-8B TRT-LLM agg rows and held out on
     // its Qwen3-32B and Qwen3-235B-A22B rows (docs/validation.md). Those runs had TRT-LLM's overlap scheduler on,
     // so this is the host time it leaves exposed; it is added whether or not the role overlaps (async_scheduling).
+    // Refitted 2026-11-26 once decode attention read cold was priced (l2_warmth.h; 386.2 / 15.0 before).
     k.qk_norm_kernels = 0;
-    k.cpu_iteration_us = 386.2;
-    k.cpu_per_request_us = 15.0;
+    k.cpu_iteration_us = 369.3;
+    k.cpu_per_request_us = 12.3;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 3;
   } else {

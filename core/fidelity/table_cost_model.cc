@@ -98,8 +98,10 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   build_moe();
   // The backend's all-reduce table (vLLM's dispatcher, TRT-LLM AUTO) on fully NVLinked 2/4/6/8 GPU groups, its
   // eager variant only up to vLLM's custom kernel's 8 MiB buffer (CollectiveModel::all_reduce); NCCL beyond its sizes.
+  // SGLang runs the same custom all-reduce (its custom_all_reduce is vLLM's kernel, on unless
+  // --disable-custom-all-reduce, 8 MiB buffer) and prices from vLLM's table like its other kernels.
   const bool custom_ok = g_.nvlink_gb_s > 0 && p_.tp_attn <= g_.gpus_per_node && p_.tp_attn % 2 == 0 &&
-                         p_.tp_attn <= 8 && e_.backend != "sglang";
+                         p_.tp_attn <= 8;
   collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,
                           t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20));
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
