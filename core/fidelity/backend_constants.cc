@@ -12,12 +12,12 @@ BackendConstants backend_constants(const std::string& backend) {
   if (backend == "sglang") {
     // SGLang: fitted on its 84 agg rows (all Qwen3-32B, so held out by TP size 8 and by ISL 4096 instead of by
     // model; scripts/validate_e2e.py --calibrate, docs/validation.md). Refitted 2026-11-26, once decode attention
-    // read cold (l2_warmth.h) and SGLang's custom all-reduce on NVLinked groups (TableCostModel) were priced:
-    // per_request_us 22.2 on all rows (28.0 without TP 8, 19.9 without ISL 4096); iteration_us stays at its bound,
-    // 0, as SGLang's overlap scheduler prepares step n+1 while the GPU runs step n. Before, with NCCL all-reduces
-    // and warm decode attention, both constants sat at 0.
+    // read cold (l2_warmth.h) and SGLang's custom all-reduce on NVLinked groups (up to its 8 MiB buffer, NCCL above;
+    // TableCostModel) were priced: per_request_us 22.8 on all rows (28.4 without TP 8, 20.4 without ISL 4096);
+    // iteration_us stays at its bound, 0, as SGLang's overlap scheduler prepares step n+1 while the GPU runs step n.
+    // Before, with NCCL all-reduces and warm decode attention, both constants sat at 0.
     k.cpu_iteration_us = 0.0;
-    k.cpu_per_request_us = 22.2;
+    k.cpu_per_request_us = 22.8;
     k.cpu_per_token_us = 0.0;
     k.launch_us = 3;
   } else if (backend == "trtllm") {

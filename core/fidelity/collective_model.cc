@@ -4,10 +4,12 @@
 
 namespace servesim {
 
-void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes) {
+void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes,
+                                 bool beyond_buffer) {
   nccl_.clear();
   custom_.clear();
   custom_max_bytes_ = custom_max_bytes;
+  beyond_buffer_ = beyond_buffer;
   if (nccl) {
     for (const OpGrid& g : nccl->grids) {
       if (g.key.size() != 3 || g.key[1] != "half" || g.axes.size() != 1) continue;
@@ -50,7 +52,7 @@ CollectiveTime CollectiveModel::all_reduce(double elements, int gpus, bool graph
   const bool small = elements * 2 <= custom_max_bytes_;
   auto it = custom_.find({small && !graph ? "eager" : "graph", gpus});
   if (it == custom_.end()) it = custom_.find({"graph", gpus});
-  if (it != custom_.end() && (small || elements <= it->second.xs().back())) {
+  if (it != custom_.end() && (small || (beyond_buffer_ && elements <= it->second.xs().back()))) {
     CollectiveTime t = lookup(it->second, elements);
     t.custom = true;
     if (t.ok) return t;

@@ -31,8 +31,9 @@ class CollectiveModel {
  public:
   /// Tables may be null (that family then reports !ok). `custom_max_bytes`: largest message of vLLM's custom
   /// all-reduce kernel (8 MiB), up to which eager steps read the eager variant; larger messages read the graph
-  /// variant up to the table's largest size, NCCL beyond.
-  void set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes);
+  /// variant up to the table's largest size, NCCL beyond. `beyond_buffer` false: NCCL above custom_max_bytes (an
+  /// engine running the same custom kernel but not vLLM's dispatch above its buffer: SGLang).
+  void set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes, bool beyond_buffer = true);
   /// All-reduce of `elements` bf16 values over `gpus` GPUs; `graph`: replayed inside a CUDA graph.
   CollectiveTime all_reduce(double elements, int gpus, bool graph) const;
   /// An NCCL collective ("all_reduce", "all_gather", "reduce_scatter", "alltoall") of 16-bit elements.
@@ -47,6 +48,7 @@ class CollectiveModel {
   std::map<std::pair<std::string, int>, LogCurve> nccl_;    // (op, gpus), half precision
   std::map<std::pair<std::string, int>, LogCurve> custom_;  // (graph|eager, gpus)
   double custom_max_bytes_ = 0;
+  bool beyond_buffer_ = true;
 };
 
 }  // namespace servesim

@@ -1,7 +1,6 @@
 #include "core/fidelity/l2_warmth.h"
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 namespace servesim {
@@ -26,10 +25,12 @@ std::string parse_l2_warmth(const std::string& text, L2Warmth& out) {
                                     {"l2_bytes", &w.l2_bytes}}) {
     if (!j.contains(name) || !j[name].is_number()) return std::string(name) + ": missing or not a number";
     *field = j[name].get<double>();
-    if (!std::isfinite(*field) || *field <= 0 || *field > 1e12) return std::string(name) + ": must be a positive number below 1e12";
+    if (!std::isfinite(*field) || *field <= 0 || *field > 1e12)
+      return std::string(name) + ": must be a positive number below 1e12";
   }
   if (w.zero_mib <= w.full_mib) return "zero_mib: must exceed full_mib";
-  if (w.zero_mib * 1024.0 * 1024.0 > w.l2_bytes) return "zero_mib: beyond l2_bytes (a call cannot stay in a smaller L2)";
+  if (w.zero_mib * 1024.0 * 1024.0 > w.l2_bytes)
+    return "zero_mib: beyond l2_bytes (a call cannot stay in a smaller L2)";
   out = w;
   return "";
 }

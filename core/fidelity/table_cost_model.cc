@@ -98,12 +98,14 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   build_moe();
   // The backend's all-reduce table (vLLM's dispatcher, TRT-LLM AUTO) on fully NVLinked 2/4/6/8 GPU groups, its
   // eager variant only up to vLLM's custom kernel's 8 MiB buffer (CollectiveModel::all_reduce); NCCL beyond its sizes.
-  // SGLang runs the same custom all-reduce (its custom_all_reduce is vLLM's kernel, on unless
-  // --disable-custom-all-reduce, 8 MiB buffer) and prices from vLLM's table like its other kernels.
+  // SGLang runs the same custom kernel (its custom_all_reduce is vLLM's, on unless --disable-custom-all-reduce, 8 MiB
+  // buffer) and prices it from vLLM's table like its other kernels; above the buffer its dispatch goes to NCCL, not
+  // to the symmetric-memory path vLLM's table measured there.
   const bool custom_ok = g_.nvlink_gb_s > 0 && p_.tp_attn <= g_.gpus_per_node && p_.tp_attn % 2 == 0 &&
                          p_.tp_attn <= 8;
   collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,
-                          t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20));
+                          t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20),
+                          /*beyond_buffer=*/e_.backend != "sglang");
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
     source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
   // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us). SGLang roles

@@ -5,10 +5,12 @@
 /// then priced by its predictor:
 ///   gemm               GEMM table, interpolated over (n, k) once per model shape into a curve of tokens m
 ///   moe                fused-MoE table at the batch's tokens x the sampled-assignment slowest-rank ratio
-///   attention_*        attention tables through the per-request work model (attention_model.h)
+///   attention_*        attention tables through the per-request work model (attention_model.h); decode adds its
+///                      K and V read cold where the tables read them from L2 (l2_warmth.h)
 ///                      MLA models: the module tables minus the GEMM-table projections (capped by the modules),
 ///                      or the kernel tables as they are (mla_module_table.h)
-///   all_reduce         the backend's all-reduce table (vLLM dispatcher, TRT-LLM AUTO) by message size; NCCL beyond it
+///   all_reduce         the backend's all-reduce table (vLLM dispatcher, TRT-LLM AUTO; SGLang its custom kernel up to
+///                      8 MiB) by message size; NCCL beyond it
 ///   lm_head            GEMM table (bf16, rows = sampled requests)
 ///   pipeline_p2p       the GPU's measured send/recv curve for the hop's placement (p2p.json), else roofline
 ///   norm, embedding    roofline (no measurements exist for them)

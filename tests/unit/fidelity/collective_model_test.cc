@@ -1,9 +1,12 @@
 #include "core/fidelity/collective_model.h"
 
 #include <algorithm>
+#include <memory>
+#include <string>
 
 #include <catch2/catch.hpp>
 
+#include "core/fidelity/table_cost_model.h"
 #include "tests/test_support.h"
 
 using namespace servesim;
@@ -83,4 +86,51 @@ TEST_CASE("above the custom kernel's buffer the engine's dispatched all-reduce i
   // No table for 16 GPUs (inter-node): not ok, the cost model falls back to the datasheet.
   CHECK_FALSE(c.all_reduce(1e6, 16, true).ok);
   CHECK(c.all_reduce(1e6, 1, true).us == 0);
+}
+
+TEST_CASE("an engine with the custom kernel but not vLLM's dispatch above its buffer reads NCCL there (SGLang)",
+          "[fidelity][collective]") {
+  Tables t;
+  CollectiveModel c;
+  c.set_tables(&t.nccl, &t.custom, 8.0 * (1 << 20), /*beyond_buffer=*/false);
+  // Up to the 8 MiB buffer (4M 16-bit elements): the custom kernel, as for vLLM.
+  const CollectiveTime small = c.all_reduce(4096 * 64, 8, true);
+  CHECK(small.custom);
+  CollectiveModel v;
+  v.set_tables(&t.nccl, &t.custom, 8.0 * (1 << 20));
+  CHECK(small.us == v.all_reduce(4096 * 64, 8, true).us);
+  // Above it NCCL, where vLLM's table holds its symmetric-memory path.
+  const CollectiveTime big = c.all_reduce(16777216.0, 8, true);
+  CHECK_FALSE(big.custom);
+  CHECK(big.us == c.nccl("all_reduce", 16777216.0, 8).us);
+  CHECK(v.all_reduce(16777216.0, 8, true).custom);
+}
+
+TEST_CASE("SGLang roles price the custom all-reduce up to its buffer and NCCL above, vLLM roles the whole table",
+          "[fidelity][collective]") {
+  Parallelism p;
+  p.tp_attn = p.tp_ffn = 8;
+  auto role = [&](const std::string& backend) {
+    EngineOptions e;
+    e.backend = backend;
+    std::string err;
+    auto m = make_cost_model(test::bundled_model("Qwen3-32B"), test::bundled_gpu("H100-SXM"), p, e, &test::catalog(),
+                             1, err);
+    REQUIRE(err.empty());
+    return m;
+  };
+  auto sg = role("sglang");
+  auto vl = role("vllm");
+  auto* s = dynamic_cast<TableCostModel*>(sg.get());
+  auto* v = dynamic_cast<TableCostModel*>(vl.get());
+  REQUIRE(s != nullptr);
+  REQUIRE(v != nullptr);
+  Tables t;
+  CollectiveModel nccl_only;
+  nccl_only.set_tables(&t.nccl, nullptr, 0);
+  const double small = 64 * 5120.0, big = 16384 * 5120.0;  // 64 and 16384 tokens of hidden states
+  CHECK(s->all_reduce_us(small, true) == v->all_reduce_us(small, true));
+  CHECK(s->all_reduce_us(small, true) < nccl_only.all_reduce(small, 8, true).us);
+  CHECK(s->all_reduce_us(big, true) == nccl_only.all_reduce(big, 8, true).us);
+  CHECK(v->all_reduce_us(big, true) != s->all_reduce_us(big, true));
 }

@@ -1,12 +1,12 @@
 // Decode attention read cold: the measured L2-warmth fit (profiles/<gpu>/l2_warmth.json) and where the table cost
 // model adds it.
+#include "core/fidelity/l2_warmth.h"
+
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
-#include "core/fidelity/l2_warmth.h"
 #include "core/fidelity/profile_tables.h"
 #include "core/fidelity/table_cost_model.h"
 #include "tests/test_support.h"
@@ -34,7 +34,7 @@ TEST_CASE("the cold-read extra grows with the bytes while they fit and tapers to
   CHECK(w.extra_us(0) == 0);
   CHECK(w.extra_us(8 * kMiB) == Approx(1.6));
   CHECK(w.extra_us(32 * kMiB) == Approx(6.4));
-  CHECK(w.extra_us(38 * kMiB) == Approx(0.2 * 38 * 0.5));  // halfway down the taper
+  CHECK(w.extra_us(38 * kMiB) == Approx(0.2 * 38 * 0.5));                  // halfway down the taper
   CHECK(w.extra_us(32 * kMiB * (1 + 1e-9)) == Approx(6.4).epsilon(1e-6));  // continuous at full_mib
   CHECK(w.extra_us(44 * kMiB) == 0);
   CHECK(w.extra_us(1024 * kMiB) == 0);
@@ -53,8 +53,8 @@ TEST_CASE("a malformed l2_warmth.json is refused with the field named", "[fideli
         "us_per_mib: must be a positive number below 1e12");
   CHECK(parse_l2_warmth(R"({"us_per_mib": 0.1, "full_mib": 44, "zero_mib": 32, "l2_bytes": 52428800})", w) ==
         "zero_mib: must exceed full_mib");
-  CHECK(parse_l2_warmth(R"({"us_per_mib": 0.1, "full_mib": 32, "zero_mib": 64, "l2_bytes": 52428800})", w).rfind(
-            "zero_mib: beyond l2_bytes", 0) == 0);
+  CHECK(parse_l2_warmth(R"({"us_per_mib": 0.1, "full_mib": 32, "zero_mib": 64, "l2_bytes": 52428800})", w)
+            .rfind("zero_mib: beyond l2_bytes", 0) == 0);
 }
 
 TEST_CASE("the bundled H100 and H200 fits load and stay within their L2", "[fidelity][l2]") {
