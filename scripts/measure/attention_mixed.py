@@ -40,7 +40,7 @@ import random
 import sys
 import time
 
-from gpu_timing import nvml_clock, settle, time_calls
+from gpu_timing import add_block_args, nvml_clock, open_gpu, settle, time_calls
 
 PREFILL_B = [1, 2, 4, 8, 16, 32, 64, 128]
 PREFILL_S = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384]
@@ -61,8 +61,7 @@ def parse_args():
                     help="heads:kv_heads:head_dim list (Llama-3.1-8B TP1, Qwen3-32B / Llama-3.1-70B TP1, "
                          "Llama-3.1-70B TP8)")
     ap.add_argument("--deadline-s", type=float, default=400.0, help="stop starting new cells after this")
-    ap.add_argument("--blocks", type=int, default=5, help="timed blocks per cell; the median is kept")
-    ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
+    add_block_args(ap)
     ap.add_argument("--seed", type=int, default=1, help="seed of the mixed batches' lengths")
     ap.add_argument("--smoke", action="store_true", help="a few cells per set (checks the script runs)")
     ap.add_argument("--sets", default="",
@@ -206,14 +205,10 @@ def probe(torch, gen):
 def main():
     args = parse_args()
     import torch
-    if not torch.cuda.is_available():
-        sys.exit("attention_mixed.py: no CUDA device")
-    torch.cuda.set_device(0)
-    name = torch.cuda.get_device_name(0)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    props, gen = open_gpu(torch, "attention_mixed.py")
+    name = props.name
+    sms = props.multi_processor_count
     version = "torch-%s" % torch.__version__
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(0)
     err = probe(torch, gen)
     print("device %s, %s, %d SMs; probe against SDPA: max |diff| %.4g" % (name, version, sms, err), flush=True)
     if not err < 0.05:

@@ -26,7 +26,7 @@ import random
 import sys
 import time
 
-from gpu_timing import nvml_clock, settle, time_calls
+from gpu_timing import add_block_args, nvml_clock, settle, time_calls
 
 # n and k: AIConfigurator's lines from 64 to 16384 plus lines where theirs are a factor 1.5-2 apart (192, 384,
 # 640, 896, 1280, 1792, 4608, 9216, 14336); their 51200 / 65536 lines are left out as too costly for one
@@ -46,8 +46,7 @@ def parse_args():
     ap.add_argument("--out", required=True, help="CSV to write (appended to as cells finish)")
     ap.add_argument("--resume", nargs="*", default=[], help="CSVs whose cells are already measured")
     ap.add_argument("--deadline-s", type=float, default=540.0, help="stop starting new (n, k) pairs after this")
-    ap.add_argument("--blocks", type=int, default=5, help="timed blocks per cell; the median is kept")
-    ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
+    add_block_args(ap)
     ap.add_argument("--retest", type=int, default=400, help="cells measured again at the end (test-retest)")
     ap.add_argument("--nk", type=str, default="", help="comma list overriding the n/k grid (smoke runs)")
     ap.add_argument("--m", type=str, default="", help="comma list overriding the m grid (smoke runs)")

@@ -1,6 +1,23 @@
 """Helpers the GPU measuring scripts share (scripts/measure/*.py; run on a GPU machine, never by the build)."""
 
 
+def open_gpu(torch, script):
+    """GPU 0 made current (exits naming `script` where there is none); its properties and a generator seeded 0."""
+    import sys
+    if not torch.cuda.is_available():
+        sys.exit("%s: no CUDA device" % script)
+    torch.cuda.set_device(0)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    return torch.cuda.get_device_properties(0), gen
+
+
+def add_block_args(ap):
+    """The timing options every measuring script takes: --blocks and --block-us (see time_calls)."""
+    ap.add_argument("--blocks", type=int, default=5, help="timed blocks per cell; the median is kept")
+    ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
+
+
 def settle(torch, busy_ms):
     """Called before timing a cell, with how long the previous cell kept the GPU busy. After heavy work the clock is
     pulled down by the power limit for a while; spinning a low-power kernel (twice the busy time, at most 20 ms; the

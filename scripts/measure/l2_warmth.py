@@ -26,10 +26,10 @@ keys. GEMM: torch.nn.functional.linear (cuBLAS, bf16), x [m, k] and w [n, k].
 """
 import argparse
 import csv
-import sys
 import time
 
-from gpu_timing import nvml_clock, settle, time_calls
+from attention_mixed import flash
+from gpu_timing import add_block_args, nvml_clock, open_gpu, settle, time_calls
 
 ATTN_CONFIGS = [(32, 8, 128), (8, 1, 128), (64, 8, 128), (16, 2, 128), (32, 4, 128)]
 DECODE_B = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -53,17 +53,12 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="CSV to write")
     ap.add_argument("--deadline-s", type=float, default=300.0, help="stop starting new cells after this")
-    ap.add_argument("--blocks", type=int, default=5, help="timed blocks per cell; the median is kept")
-    ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
+    add_block_args(ap)
     ap.add_argument("--smoke", action="store_true", help="a few cells of each op (checks the script runs)")
     ap.add_argument("--taper", action="store_true",
                     help="decode cells only, K+V from 16 to 96 MiB in steps of 4-8 MiB (where L2 stops holding a "
                          "repeated call's operands), each timed twice")
     return ap.parse_args()
-
-
-def flash(torch, q, k, v, cu_q, cu_k, max_q, max_k):
-    return torch.ops.aten._flash_attention_forward(q, k, v, cu_q, cu_k, max_q, max_k, 0.0, True, False)[0]
 
 
 def attention_calls(torch, b, s, heads, kv_heads, d, copies, gen):
@@ -92,16 +87,11 @@ def rotate_copies(operand_bytes):
 def main():
     args = parse_args()
     import torch
-    if not torch.cuda.is_available():
-        sys.exit("l2_warmth.py: no CUDA device")
-    torch.cuda.set_device(0)
-    props = torch.cuda.get_device_properties(0)
+    props, gen = open_gpu(torch, "l2_warmth.py")
     name = props.name
     version = "torch-%s" % torch.__version__
     l2 = getattr(props, "L2_cache_size", 0)
     print("device %s, %s, %d SMs, L2 %d bytes" % (name, version, props.multi_processor_count, l2), flush=True)
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(0)
     clock = nvml_clock()
     scratch = torch.ones(FLUSH_BYTES // 4, device="cuda", dtype=torch.float32)
 
