@@ -8,7 +8,8 @@ serving, every other layer's weights and KV pass through L2 between two reads of
 Model, for a call whose K and V take B MiB: cold - warm = bias + us_per_mib * B * h(B), with h = 1 up to full_mib,
 falling linearly to 0 at zero_mib, and 0 beyond. The bias (a one-call CUDA graph replayed against many calls in
 one graph; about -1 us) belongs to the measurement, not to serving, and is fitted but not written as a cost.
-Fitted by least squares over the cells with 8 <= B <= 96 MiB (grid search on full_mib / zero_mib in 2 MiB steps,
+Fitted on the grouped-query cells (heads > KV heads, as every bundled model runs; the multi-head shapes of the
+--kernels files lose less and are reported, not fitted) by least squares over the cells with 8 <= B <= 96 MiB (grid search on full_mib / zero_mib in 2 MiB steps,
 us_per_mib and bias in closed form); each cell is the median over the files of its warm and rotate latencies,
 cells whose timed blocks spread over 1.5x left out.
 
@@ -40,6 +41,8 @@ def cells(gpu):
             for r in csv.DictReader(f):
                 if r["op"] != "attention_decode" or r["error"] or r["mode"] not in ("warm", "rotate"):
                     continue
+                if int(r["num_heads"]) == int(r["num_kv_heads"]):
+                    continue  # multi-head shapes (the --kernels files) lose less; every model priced groups heads
                 if float(r["spread"]) > 1.5:
                     continue
                 key = tuple(int(r[c]) for c in ("num_heads", "num_kv_heads", "head_dim", "b", "kv_len"))

@@ -20,9 +20,10 @@ Modes, per cell (each timed as in gpu_timing.time_calls: one CUDA graph, median 
   six      (GEMM only) six weights cycled through, as AIConfigurator's vLLM bf16 / fp8 GEMM collector does
 
 Attention: torch.ops.aten._flash_attention_forward (FlashAttention-2 varlen, bf16, causal), b decodes of kv_len
-keys. GEMM: torch.nn.functional.linear (cuBLAS, bf16), x [m, k] and w [n, k].
+keys. GEMM: torch.nn.functional.linear (cuBLAS, bf16), x [m, k] and w [n, k]. With --kernels also PyTorch's
+memory-efficient SDPA decode (`attention_decode_mea`) and a plain sum over the same bytes (`read_sum`).
 
-  python3 scripts/measure/l2_warmth.py --out l2_warmth.csv [--deadline-s 300] [--smoke]
+  python3 scripts/measure/l2_warmth.py --out l2_warmth.csv [--deadline-s 300] [--smoke] [--taper | --kernels]
 """
 import argparse
 import csv
@@ -40,6 +41,8 @@ GEMM_NK = [(1024, 512), (1024, 1024), (2048, 1024), (1280, 2048), (2048, 2048), 
            (4096, 2048), (2560, 4096), (4096, 4096), (1280, 8192), (8192, 1024), (6144, 4096), (8192, 3072),
            (8192, 4096), (3584, 8192), (8192, 7168), (7168, 8192), (10240, 8192), (8192, 14336)]
 TAPER_CONFIGS = [(32, 8, 128), (8, 1, 128), (16, 2, 128)]
+KERNEL_OPS = ["attention_decode", "attention_decode_mea", "read_sum"]
+KERNEL_CONFIGS = [(8, 8, 128), (32, 32, 128)]
 TAPER_B = [4, 16, 64]
 TAPER_MIB = [16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96]
 ROTATE_BYTES = 384 << 20
@@ -55,6 +58,9 @@ def parse_args():
     ap.add_argument("--deadline-s", type=float, default=300.0, help="stop starting new cells after this")
     add_block_args(ap)
     ap.add_argument("--smoke", action="store_true", help="a few cells of each op (checks the script runs)")
+    ap.add_argument("--kernels", action="store_true",
+                    help="the taper sizes on multi-head (kv_heads = heads) shapes for three kernels: FlashAttention-2 "
+                         "decode, PyTorch's memory-efficient SDPA decode, and a plain sum over K and V (a pure read)")
     ap.add_argument("--taper", action="store_true",
                     help="decode cells only, K+V from 16 to 96 MiB in steps of 4-8 MiB (where L2 stops holding a "
                          "repeated call's operands), each timed twice")
@@ -71,6 +77,26 @@ def attention_calls(torch, b, s, heads, kv_heads, d, copies, gen):
     cu_k = torch.arange(0, b + 1, device=dev, dtype=torch.int32) * s
     calls = [lambda i=i: flash(torch, q, pool[i, 0], pool[i, 1], cu_q, cu_k, 1, s) for i in range(copies)]
     return calls, pool
+
+
+def mea_calls(torch, b, s, heads, d, copies, gen):
+    """Like attention_calls for PyTorch's memory-efficient SDPA kernel (multi-head only: kv_heads = heads)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    dev = torch.device("cuda")
+    q = torch.randn((b, heads, 1, d), device=dev, dtype=torch.bfloat16, generator=gen)
+    pool = torch.randn((copies, 2, b, heads, s, d), device=dev, dtype=torch.bfloat16, generator=gen)
+
+    def one(i):
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            return torch.nn.functional.scaled_dot_product_attention(q, pool[i, 0], pool[i, 1])
+    return [lambda i=i: one(i) for i in range(copies)], pool
+
+
+def read_calls(torch, nbytes, copies, gen):
+    """A sum over `nbytes` of bf16 (the K and V of a call, read once and nothing else)."""
+    dev = torch.device("cuda")
+    pool = torch.randn((copies, nbytes // 2), device=dev, dtype=torch.bfloat16, generator=gen)
+    return [lambda i=i: pool[i].sum() for i in range(copies)], pool
 
 
 def gemm_calls(torch, m, n, k, copies, gen):
@@ -108,8 +134,6 @@ def main():
                 nbytes = 2 * b * s * kv_heads * d * 2
                 if nbytes <= DECODE_CAP_BYTES:
                     cells.append(("attention_decode", (heads, kv_heads, d, b, s), nbytes))
-    if args.smoke:
-        cells = cells[:6] + cells[-6:]
     if args.taper:
         cells = []
         for heads, kv_heads, d in TAPER_CONFIGS:
@@ -118,6 +142,17 @@ def main():
                     s = (mib << 20) // (4 * b * kv_heads * d)
                     cells.append(("attention_decode", (heads, kv_heads, d, b, s), 4 * b * s * kv_heads * d))
         cells = cells + cells
+    if args.kernels:
+        cells = []
+        for heads, kv_heads, d in KERNEL_CONFIGS:
+            for b in TAPER_B:
+                for mib in TAPER_MIB:
+                    s = (mib << 20) // (4 * b * kv_heads * d)
+                    for op in KERNEL_OPS:
+                        cells.append((op, (heads, kv_heads, d, b, s), 4 * b * s * kv_heads * d))
+        cells = cells + cells
+    if args.smoke:
+        cells = cells[:6] + cells[-6:]
 
     t0 = time.time()
     busy_ms = 0.0
@@ -133,7 +168,7 @@ def main():
             if op == "gemm":
                 modes.insert(1, ("six", 6))
             for mode, copies in modes:
-                if op == "attention_decode":
+                if op != "gemm":
                     heads, kv_heads, d, b, s = key
                     lead = [op, heads, kv_heads, d, b, s, "", "", ""]
                 else:
@@ -143,6 +178,10 @@ def main():
                 try:
                     if op == "attention_decode":
                         calls, pool = attention_calls(torch, b, s, heads, kv_heads, d, copies, gen)
+                    elif op == "attention_decode_mea":
+                        calls, pool = mea_calls(torch, b, s, heads, d, copies, gen)
+                    elif op == "read_sum":
+                        calls, pool = read_calls(torch, nbytes, copies, gen)
                     else:
                         calls, pool = gemm_calls(torch, m, n, k, copies, gen)
                     if mode == "flush":
