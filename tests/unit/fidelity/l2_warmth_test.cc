@@ -113,3 +113,23 @@ TEST_CASE("tables moved to another GPU's datasheet add no cold reads", "[fidelit
   CHECK(tm->describe().find("moved to the H20") != std::string::npos);
   CHECK(tm->describe().find("l2_warmth.json") == std::string::npos);
 }
+
+TEST_CASE("a sliding-window layer adds the cold reads of the keys inside its window only", "[fidelity][l2]") {
+  // gpt-oss-120b at TP1: 8 KV heads of 64, 2 KiB of K and V per key and layer; window 128.
+  const ModelSpec m = test::bundled_model("gpt-oss-120b");
+  REQUIRE(m.sliding_window == 128);
+  Parallelism p;
+  ProfileTables tables;
+  std::string err;
+  REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", m, tables, err));
+  REQUIRE(tables.l2.ok());
+  ProfileTables warm = tables;
+  warm.l2 = L2Warmth();
+  TableCostModel cold_model(m, test::bundled_gpu("H100-SXM"), p, EngineOptions{}, tables, EfficiencyCurves(), 1);
+  TableCostModel warm_model(m, test::bundled_gpu("H100-SXM"), p, EngineOptions{}, warm, EfficiencyCurves(), 1);
+  const std::vector<std::int32_t> ctx(16, 4096);  // 128 MiB of keys in full, 4 MiB inside the windows
+  const double window_added = cold_model.decode_window_attention_us(ctx) - warm_model.decode_window_attention_us(ctx);
+  CHECK(window_added == Approx(tables.l2.extra_us(16.0 * 128 * 2048)));
+  CHECK(window_added > 0);
+  CHECK(cold_model.decode_attention_us(ctx) == warm_model.decode_attention_us(ctx));  // 128 MiB: none
+}
