@@ -9,9 +9,9 @@ Model, for a call whose K and V take B MiB: cold - warm = bias + us_per_mib * B 
 falling linearly to 0 at zero_mib, and 0 beyond. The bias (a one-call CUDA graph replayed against many calls in
 one graph; about -1 us) belongs to the measurement, not to serving, and is fitted but not written as a cost.
 Fitted on the grouped-query cells (heads > KV heads, as every bundled model runs; the multi-head shapes of the
---kernels files lose less and are reported, not fitted) by least squares over the cells with 8 <= B <= 96 MiB (grid search on full_mib / zero_mib in 2 MiB steps,
-us_per_mib and bias in closed form); each cell is the median over the files of its warm and rotate latencies,
-cells whose timed blocks spread over 1.5x left out.
+--kernels files lose less and are reported, not fitted) by least squares over the cells with 8 <= B <= 96 MiB
+(grid search on full_mib / zero_mib in 2 MiB steps, us_per_mib and bias in closed form); each cell is the median
+over the files of its warm and rotate latencies, cells whose timed blocks spread over 1.5x left out.
 
   python3 scripts/fit_l2_warmth.py          # rewrites profiles/<GPU>/l2_warmth.json for each measured GPU
   python3 scripts/fit_l2_warmth.py --check  # exits 1 if a committed file differs from what the data gives

@@ -97,9 +97,9 @@ def section():
               "GEMM, warm / cold and six weights / cold (median ratio to `rotate` by weight size, cells in brackets):",
               "", "| GPU | " + " | ".join(n for _, _, n in GEMM_BUCKETS) + " |",
               "|---|" + "---|" * len(GEMM_BUCKETS)] + gemm_lines
-    lines += ["", "Three kernels on multi-head shapes (32/32/128 and 8/8/128 at 4, 16 and 64 requests; `--kernels`), cold - "
-              "warm in us by K + V size: FlashAttention-2 decode, PyTorch's memory-efficient SDPA decode, and a plain "
-              "sum over the same bytes, which reads them and nothing else (the most a call can lose):", "",
+    lines += ["", "Three kernels on multi-head shapes (32/32/128 and 8/8/128 at 4, 16 and 64 requests; `--kernels`), "
+              "cold - warm in us by K + V size: FlashAttention-2 decode, PyTorch's memory-efficient SDPA decode, and a "
+              "plain sum over the same bytes, which reads them and nothing else (the most a call can lose):", "",
               "| GPU | kernel | " + " | ".join("%d MiB" % m for m in KERNEL_MIB) + " |",
               "|---|---|" + "---|" * len(KERNEL_MIB)]
     for gpu in GPUS:
