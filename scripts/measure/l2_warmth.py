@@ -106,6 +106,17 @@ def gemm_calls(torch, m, n, k, copies, gen):
     return [lambda i=i: torch.nn.functional.linear(x, pool[i]) for i in range(copies)], pool
 
 
+def taper_cells(configs, ops):
+    """Decode cells whose K + V take each of TAPER_MIB, per head configuration, batch of TAPER_B and op."""
+    cells = []
+    for heads, kv_heads, d in configs:
+        for b in TAPER_B:
+            for mib in TAPER_MIB:
+                s = (mib << 20) // (4 * b * kv_heads * d)
+                cells += [(op, (heads, kv_heads, d, b, s), 4 * b * s * kv_heads * d) for op in ops]
+    return cells
+
+
 def rotate_copies(operand_bytes):
     return max(1, min(MAX_ROTATE, -(-ROTATE_BYTES // max(operand_bytes, 1))))
 
@@ -134,22 +145,9 @@ def main():
                 nbytes = 2 * b * s * kv_heads * d * 2
                 if nbytes <= DECODE_CAP_BYTES:
                     cells.append(("attention_decode", (heads, kv_heads, d, b, s), nbytes))
-    if args.taper:
-        cells = []
-        for heads, kv_heads, d in TAPER_CONFIGS:
-            for b in TAPER_B:
-                for mib in TAPER_MIB:
-                    s = (mib << 20) // (4 * b * kv_heads * d)
-                    cells.append(("attention_decode", (heads, kv_heads, d, b, s), 4 * b * s * kv_heads * d))
-        cells = cells + cells
-    if args.kernels:
-        cells = []
-        for heads, kv_heads, d in KERNEL_CONFIGS:
-            for b in TAPER_B:
-                for mib in TAPER_MIB:
-                    s = (mib << 20) // (4 * b * kv_heads * d)
-                    for op in KERNEL_OPS:
-                        cells.append((op, (heads, kv_heads, d, b, s), 4 * b * s * kv_heads * d))
+    if args.taper or args.kernels:
+        configs, ops = (KERNEL_CONFIGS, KERNEL_OPS) if args.kernels else (TAPER_CONFIGS, ["attention_decode"])
+        cells = taper_cells(configs, ops)
         cells = cells + cells
     if args.smoke:
         cells = cells[:6] + cells[-6:]
