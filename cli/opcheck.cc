@@ -319,17 +319,18 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
       if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep)) {
         const bool balanced = ref == MoeRouting::kBalanced;
         if (balanced) ++chose[static_cast<int>(p.interp())];
+        MoePredictor f = p;  // the same curve read each fixed way
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)
           if (held[i] && !std::isnan(g.values[i])) {
             const auto tokens = static_cast<std::int64_t>(g.axes[0][i]);
             const double pred = p.us(tokens, {});
             interp.add(pred, g.values[i]);
             if (balanced) sim_balanced.add(pred, g.values[i]);
-            MoePredictor f = p;
             for (int m = 0; m < 3; ++m) {
               f.set_interp(static_cast<MoePredictor::Interp>(m));
-              fixed[m].add(f.us(tokens, {}), g.values[i]);
-              if (balanced) fixed_balanced[m].add(f.us(tokens, {}), g.values[i]);
+              const double fm = f.us(tokens, {});
+              fixed[m].add(fm, g.values[i]);
+              if (balanced) fixed_balanced[m].add(fm, g.values[i]);
             }
           }
       }

@@ -32,23 +32,32 @@ L2_BYTES = {"H100-SXM": 52428800, "H200-SXM": 62914560}
 FIT_LO_MIB, FIT_HI_MIB = 8, 96
 
 
+def measured_files(gpu):
+    return sorted(glob.glob(os.path.join(ROOT, "profiles", "measured", gpu, "l2_warmth", "*.csv.gz")))
+
+
+def kept_rows(gpu):
+    """Every measured row of the GPU's files that timed without error and whose blocks spread at most 1.5x (also
+    what scripts/measured_l2.py reports from)."""
+    for path in measured_files(gpu):
+        with gzip.open(path, "rt") as f:
+            for r in csv.DictReader(f):
+                if not r["error"] and float(r["spread"]) <= 1.5:
+                    yield r
+
+
 def cells(gpu):
     """{(heads, kv_heads, head_dim, b, kv_len): (mib, [warm ms...], [rotate ms...])} over the GPU's files."""
     out = {}
-    files = sorted(glob.glob(os.path.join(ROOT, "profiles", "measured", gpu, "l2_warmth", "*.csv.gz")))
-    for path in files:
-        with gzip.open(path, "rt") as f:
-            for r in csv.DictReader(f):
-                if r["op"] != "attention_decode" or r["error"] or r["mode"] not in ("warm", "rotate"):
-                    continue
-                if int(r["num_heads"]) == int(r["num_kv_heads"]):
-                    continue  # multi-head shapes (the --kernels files) lose less; every model priced groups heads
-                if float(r["spread"]) > 1.5:
-                    continue
-                key = tuple(int(r[c]) for c in ("num_heads", "num_kv_heads", "head_dim", "b", "kv_len"))
-                entry = out.setdefault(key, (int(r["operand_bytes"]) / MIB, [], []))
-                entry[1 if r["mode"] == "warm" else 2].append(float(r["latency"]))
-    return out, [os.path.relpath(p, ROOT) for p in files]
+    for r in kept_rows(gpu):
+        if r["op"] != "attention_decode" or r["mode"] not in ("warm", "rotate"):
+            continue
+        if int(r["num_heads"]) == int(r["num_kv_heads"]):
+            continue  # multi-head shapes (the --kernels files) lose less; every model priced groups heads
+        key = tuple(int(r[c]) for c in ("num_heads", "num_kv_heads", "head_dim", "b", "kv_len"))
+        entry = out.setdefault(key, (int(r["operand_bytes"]) / MIB, [], []))
+        entry[1 if r["mode"] == "warm" else 2].append(float(r["latency"]))
+    return out, [os.path.relpath(p, ROOT) for p in measured_files(gpu)]
 
 
 def hit(mib, full, zero):

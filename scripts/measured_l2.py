@@ -3,15 +3,14 @@ left in L2 (a repeated call, as AIConfigurator's collectors time) and evicted, o
 (profiles/measured/<gpu>/l2_warmth/, scripts/measure/l2_warmth.py), and the fit the simulator prices with
 (scripts/fit_l2_warmth.py -> profiles/<gpu>/l2_warmth.json). Called by scripts/validate_ops.py."""
 import collections
-import csv
-import glob
-import gzip
 import json
 import os
 import statistics
 
+from fit_l2_warmth import L2_BYTES, kept_rows
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GPUS = ["H100-SXM", "H200-SXM"]
+GPUS = sorted(L2_BYTES)
 MIB = 1 << 20
 ATTN_MIB = [8, 16, 24, 28, 32, 36, 40, 44, 48, 52, 64, 128]
 KERNEL_MIB = [16, 24, 32, 36, 40, 44, 48, 52, 64]
@@ -21,18 +20,10 @@ GEMM_BUCKETS = [(0, 1.5, "<= 1 MiB"), (1.5, 4.5, "2-4 MiB"), (4.5, 8.5, "8 MiB")
                 (16.5, 40, "24-32 MiB"), (40, 80, "48-64 MiB"), (80, 1e9, "96-224 MiB")]
 
 
-def _rows(gpu):
-    for path in sorted(glob.glob(os.path.join(ROOT, "profiles", "measured", gpu, "l2_warmth", "*.csv.gz"))):
-        with gzip.open(path, "rt") as f:
-            for r in csv.DictReader(f):
-                if not r["error"] and float(r["spread"]) <= 1.5:
-                    yield r
-
-
 def _cells(gpu):
     """{(op, shape...): {mode: [latency us]}, ...} and each cell's operand MiB."""
     cells, mib = collections.defaultdict(lambda: collections.defaultdict(list)), {}
-    for r in _rows(gpu):
+    for r in kept_rows(gpu):
         if r["op"] != "gemm":
             key = (r["op"], r["num_heads"], r["num_kv_heads"], r["head_dim"], r["b"], r["kv_len"])
         else:

@@ -56,7 +56,7 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
     pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
   }
   if (g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads) {
-    add_packed_tiles(g, q, ctx);
+    add_packed_tiles(g, q, p, local);
     return;
   }
   const std::int64_t bm = g.block_m, bn = g.block_n;
@@ -98,13 +98,11 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   ctas += static_cast<double>(nt) * g.heads;
 }
 
-void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
-  const std::int64_t p = ctx - q;
+void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local) {
   const std::int64_t bm = g.block_m, bn = g.block_n;
   const std::int64_t group = g.heads / g.kv_heads;
   const std::int64_t rows = q * group;  // (token, head) rows of one KV head, token-major
   const std::int64_t nt = ceil_div(rows, bm);
-  const bool local = g.window > 0 && ctx > g.window;
   double t = 0, longest_tile = 0;
   for (std::int64_t j = 0; j < nt; ++j) {
     const std::int64_t r0 = j * bm, r1 = std::min((j + 1) * bm, rows) - 1;

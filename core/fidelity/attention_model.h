@@ -115,8 +115,9 @@ struct PrefillWork {
   void features(const AttentionGeometry& g, double* f) const;
 
  private:
-  /// add()'s tiles under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head.
-  void add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
+  /// add()'s tiles under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head. `p`:
+  /// keys cached before the chunk; `local`: the window cuts this chunk's keys.
+  void add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local);
 };
 
 /// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).

@@ -212,7 +212,6 @@ bool load_moved_tables(const ResourceCatalog& catalog, const std::string& from, 
   if (!load_profile_tables(catalog, from, backend, model, out, error)) return false;
   if (!out.any() && !load_profile_tables(catalog, from, "vllm", model, out, error)) return false;
   out.p2p = OpTable();  // measured on `from`'s links, not `gpu`'s
-  out.l2 = L2Warmth();  // `from`'s L2 and HBM, not `gpu`'s
   if (!out.any()) return true;
   const std::string key = transfer_cache_key(out, ref, gpu, model);
   if (!cached_transfer(key, out)) {

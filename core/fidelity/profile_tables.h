@@ -33,7 +33,7 @@ struct ProfileTables {
   OpTable p2p;
   std::string validation_json;  ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
   /// profiles/<gpu>/l2_warmth.json: what decode attention adds read cold (l2_warmth.h); !ok() where not measured.
-  /// The GPU's own only, like p2p: tables moved to another GPU leave it empty.
+  /// The GPU's own only: transfer_tables clears it (the L2 and HBM are the source GPU's).
   L2Warmth l2;
   /// Set when these are `gpu`'s tables moved to another GPU's datasheet (table_transfer.h): that GPU's name.
   std::string transferred_to;

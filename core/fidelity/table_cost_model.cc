@@ -53,7 +53,6 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   kv_bytes_per_key_ = kv_element_bytes(e_) *
                       (m_.is_mla() ? static_cast<double>(m_.kv_lora_rank + m_.qk_rope_head_dim)
                                    : 2.0 * kv_heads_local_ * static_cast<double>(m_.head_dim));
-  if (t_.transferred_to.empty()) l2_ = t_.l2;
   qk_norm_kernels_ = m_.qk_norm_across_heads ? 2 : m_.qk_norm_per_head ? k_.qk_norm_kernels : 0;
   layers_per_stage_ = static_cast<int>((m_.num_hidden_layers + p_.pp - 1) / p_.pp);
   layers_total_ = static_cast<double>(layers_per_stage_) * p_.pp;

@@ -96,7 +96,7 @@ class TableCostModel : public CostModel {
   /// What one decode-attention call over `keys` keys in all adds for reading its K and V cold where the tables read
   /// them from L2 (l2_warmth.h; 0 when the tables are not this GPU's own or its L2 was not measured). Included in
   /// decode_attention_us / decode_window_attention_us when a grid priced them.
-  double cold_l2_us(double keys) const { return l2_.extra_us(keys * kv_bytes_per_key_); }
+  double cold_l2_us(double keys) const { return t_.l2.extra_us(keys * kv_bytes_per_key_); }
   /// Every attention layer of the stage: full layers plus sliding layers.
   double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
@@ -232,10 +232,7 @@ class TableCostModel : public CostModel {
   std::vector<std::int64_t> loads_;
   std::vector<BatchShape> groups_;  // scratch: data-parallel attention groups of the batch
   double heads_local_ = 1, kv_heads_local_ = 1;
-  /// Decode attention read cold (l2_warmth.h): the GPU's own fit, !ok() for moved tables or unmeasured GPUs; and
-  /// one layer's K and V of one key on this GPU.
-  L2Warmth l2_;
-  double kv_bytes_per_key_ = 0;
+  double kv_bytes_per_key_ = 0;  // one layer's K and V of one key on this GPU (cold_l2_us)
 
   int qk_norm_kernels_ = 0;  // kernels a layer's QK RMSNorm adds (elementwise_attn_us)
   int layers_per_stage_ = 1;

@@ -117,16 +117,12 @@ double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chu
 double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,
                                            bool beside_prefill) const {
   if (contexts.empty()) return 0;
-  double v = -1;
-  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) {
-    // The grid was timed with this call's K and V left in L2 by the call before; serving reads them cold.
-    double keys = 0;
-    for (std::int32_t c : contexts) keys += c;
-    return v + cold_l2_us(keys);
-  }
-  if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
+  double v = -1;
+  // The grid was timed with this call's K and V left in L2 by the call before; serving reads them cold.
+  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return v + cold_l2_us(sum);
+  if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;
   if (!curves_.ok) return roof;
   return roof * curves_.attn_decode.eval(std::max(sum, 1.0));

@@ -70,7 +70,7 @@ std::string TableCostModel::describe() const {
          (hop_.split_over_tp && p_.tp_attn > 1 ? "1/tp per rank, all-gathered" : "whole") +
          ") from NCCL send/recv measured " + (hop_intra_node_ ? "within one " : "across two ") + t_.gpu +
          (hop_intra_node_ ? " node" : " nodes") + " (" + t_.p2p.source_file + ", Vidur)";
-  if (l2_.ok() && (decode_.ok() || decode_win_.ok()))
+  if (t_.l2.ok() && (decode_.ok() || decode_win_.ok()))
     d += "; decode attention plus its K and V read from HBM where the tables read them from L2 (profiles/" + t_.gpu +
          "/l2_warmth.json, measured by servesim)";
   if (sliding_layers_ > 0)

@@ -240,6 +240,7 @@ void transfer_tables(ProfileTables& t, const GpuSpec& from, const GpuSpec& to, c
   for (OpTable* table : t.tables()) transfer_table(*table, from, to, rule, model);
   t.transferred_to = to.name;
   t.transfer_rule = rule;
+  t.l2 = L2Warmth();  // `from`'s L2 and HBM, not `to`'s
 }
 
 bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpec& out) {
