@@ -34,13 +34,11 @@ Sets per head configuration (lengths drawn by a seeded generator, written into t
   python3 scripts/measure/attention_mixed.py --out attention_mixed.csv [--configs 32:8:128,...] [--deadline-s 400]
 """
 import argparse
-import csv
 import math
 import random
 import sys
-import time
 
-from gpu_timing import add_block_args, nvml_clock, open_gpu, settle, time_calls
+from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu, time_calls
 
 PREFILL_B = [1, 2, 4, 8, 16, 32, 64, 128]
 PREFILL_S = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384]
@@ -215,12 +213,8 @@ def main():
         sys.exit("attention_mixed.py: the op disagrees with SDPA (max |diff| %g)" % err)
     clock = nvml_clock()
     configs = [tuple(int(x) for x in c.split(":")) for c in args.configs.split(",")]
-    t0 = time.time()
-    busy_ms = 0.0
-    done = 0
     with open(args.out, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
+        log = CellLog(torch, f, COLUMNS, args.deadline_s)
         for ci, (heads, kv_heads, d) in enumerate(configs):
             cells = uniform_sets() + mixed_sets(random.Random(args.seed * 1000 + ci))
             if args.sets:
@@ -234,30 +228,24 @@ def main():
                         kept.append(c)
                 cells = kept
             for set_name, cid, reqs in cells:
-                if time.time() - t0 > args.deadline_s:
-                    print("deadline: stopped in config %d:%d:%d after %d cells" % (heads, kv_heads, d, done),
+                if log.expired():
+                    print("deadline: stopped in config %d:%d:%d after %d cells" % (heads, kv_heads, d, log.done),
                           flush=True)
                     return
                 row = ["torch", version, name, "aten._flash_attention_forward", heads, kv_heads, d, set_name, cid,
                        ";".join(str(q) for q, _ in reqs), ";".join(str(k) for _, k in reqs)]
                 try:
                     bufs, max_q, max_k = make_buffers(torch, reqs, heads, kv_heads, d, gen)
-                    settle(torch, busy_ms)
+                    log.settle()
                     lat, spread = time_cell(torch, bufs, max_q, max_k, args.blocks, args.block_us)
-                    busy_ms = lat * len(bufs) * (3 + args.blocks)
+                    log.ran(lat, len(bufs), args.blocks)
                     row += ["%.6g" % lat, "%.4f" % spread, clock(), len(bufs), ""]
                     del bufs
-                except RuntimeError as e:  # out of memory or a shape the kernel refuses: recorded, not fatal
-                    row += ["", "", 0, 0, str(e).splitlines()[0][:200]]
-                    torch.cuda.synchronize()
-                w.writerow(row)
-                done += 1
-                if done % 100 == 0:
-                    f.flush()
-                    torch.cuda.empty_cache()
-                    print("%d cells, %.0f s (config %d:%d:%d, set %s)" % (done, time.time() - t0, heads, kv_heads,
-                                                                          d, set_name), flush=True)
-    print("measured %d cells in %.0f s" % (done, time.time() - t0), flush=True)
+                except RuntimeError as e:
+                    row += ["", "", 0, 0, log.error(e)]
+                log.write(row)
+                log.cell_done("config %d:%d:%d, set %s" % (heads, kv_heads, d, set_name))
+    log.finish()
 
 
 if __name__ == "__main__":

@@ -22,20 +22,20 @@ PyTorch forms compiled by Inductor into Triton kernels), each compiled per width
   silu_mul_inductor      silu(x[:, :d]) * x[:, d:]              6 x tokens x d (d = `hidden` here)
   rope_inductor          neox rotary on q and k ([tokens, hidden] together, head_dim 128), cos/sin by position
                                                                 4 x tokens x hidden (+ the cos/sin rows read)
-`kernels` is how many GPU kernels one call launched (torch.profiler, once per kernel and width, at 64 tokens). Each cell as gpu_timing.time_calls times it: CALLS calls in one CUDA graph, median of
-`--blocks` blocks; the sweep runs twice (sweep 0, 1) so the fit can report the repeat spread.
+`kernels` is how many GPU kernels one call launched (torch.profiler, once per kernel and width, at 64 tokens).
+Each cell as gpu_timing.time_calls times it: CALLS calls in one CUDA graph, median of
+`--blocks` blocks; the sweep runs twice (sweep 0, 1): the repeat spread (README of the measured data).
 
   python3 scripts/measure/elementwise.py --out elementwise.csv [--deadline-s 240] [--smoke]
 """
 import argparse
-import csv
-import time
 
-from gpu_timing import add_block_args, nvml_clock, open_gpu, settle, time_calls
+from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu
 
 KERNELS = ["copy", "add", "rms_norm", "row_sum", "add_rms_norm_inductor", "silu_mul_inductor", "rope_inductor"]
 HIDDEN = [1024, 4096, 8192]
-INDUCTOR_HIDDEN = [1024, 2048, 4096, 5120, 8192, 16384, 32768]  # add_rms_norm: hidden; silu_mul: intermediate; rope: q + k width
+# add_rms_norm: hidden; silu_mul: intermediate; rope: q + k width
+INDUCTOR_HIDDEN = [1024, 2048, 4096, 5120, 8192, 16384, 32768]
 ROPE_HEAD_DIM = 128
 TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
 MAX_TENSOR_BYTES = 512 << 20  # one activation tensor at most
@@ -43,6 +43,10 @@ CALLS = 16  # calls per CUDA graph
 SWEEPS = 2
 COLUMNS = ["device", "version", "sweep", "kernel", "kernels", "hidden", "tokens", "bytes", "latency", "spread",
            "sm_mhz", "error"]
+
+
+def widths(kernel):
+    return INDUCTOR_HIDDEN if kernel.endswith("_inductor") else HIDDEN
 
 
 def parse_args():
@@ -97,26 +101,24 @@ def make_call(torch, kernel, tokens, hidden, gen):
     """(a function of no argument running one call, its bytes, the tensors it keeps alive)."""
     dev = torch.device("cuda")
     n = tokens * hidden
+
+    def t(width=hidden, rows=tokens):
+        return torch.randn((rows, width), device=dev, dtype=torch.bfloat16, generator=gen)
+    w = torch.ones((hidden,), device=dev, dtype=torch.bfloat16)
     if kernel.endswith("_inductor"):
         fn = compiled(torch, kernel, hidden)
         if kernel == "add_rms_norm_inductor":
-            x = torch.randn((tokens, hidden), device=dev, dtype=torch.bfloat16, generator=gen)
-            r = torch.randn((tokens, hidden), device=dev, dtype=torch.bfloat16, generator=gen)
-            w = torch.ones((hidden,), device=dev, dtype=torch.bfloat16)
+            x, r = t(), t()
             dynamic_tokens(torch, x, r)
             return (lambda: fn(x, r, w)), 8 * n + 2 * hidden, (x, r, w)
         if kernel == "silu_mul_inductor":
-            x = torch.randn((tokens, 2 * hidden), device=dev, dtype=torch.bfloat16, generator=gen)
+            x = t(2 * hidden)
             dynamic_tokens(torch, x)
             return (lambda: fn(x)), 6 * n, (x,)
-        qk = torch.randn((tokens, hidden), device=dev, dtype=torch.bfloat16, generator=gen)
-        cos_sin = torch.randn((65536, ROPE_HEAD_DIM), device=dev, dtype=torch.bfloat16, generator=gen)
+        qk, cos_sin = t(), t(ROPE_HEAD_DIM, 65536)
         pos = torch.arange(tokens, device=dev, dtype=torch.int64) % 65536
         dynamic_tokens(torch, qk, pos)
         return (lambda: fn(pos, qk, cos_sin)), 4 * n + 2 * tokens * ROPE_HEAD_DIM + 8 * tokens, (qk, cos_sin, pos)
-
-    def t():
-        return torch.randn((tokens, hidden), device=dev, dtype=torch.bfloat16, generator=gen)
     if kernel == "copy":
         src, dst = t(), t()
         return (lambda: dst.copy_(src)), 4 * n, (src, dst)
@@ -125,7 +127,6 @@ def make_call(torch, kernel, tokens, hidden, gen):
         return (lambda: torch.add(a, b, out=c)), 6 * n, (a, b, c)
     if kernel == "rms_norm":
         x = t()
-        w = torch.ones((hidden,), device=dev, dtype=torch.bfloat16)
         return (lambda: torch.nn.functional.rms_norm(x, [hidden], w, 1e-6)), 4 * n + 2 * hidden, (x, w)
     if kernel == "row_sum":
         x = t()
@@ -164,45 +165,33 @@ def main():
     unknown = [k for k in kernels if k not in KERNELS]
     if unknown:
         raise SystemExit("--kernels: unknown %s (known: %s)" % (", ".join(unknown), ", ".join(KERNELS)))
-    cells = [(k, h, t) for k in kernels for h in (INDUCTOR_HIDDEN if k.endswith("_inductor") else HIDDEN)
-             for t in TOKENS if t * h * 2 <= MAX_TENSOR_BYTES]
+    cells = [(k, h, t) for k in kernels for h in widths(k) for t in TOKENS if t * h * 2 <= MAX_TENSOR_BYTES]
     if args.smoke:
         cells = [c for k in kernels for c in [x for x in cells if x[0] == k][:2]]
     count = {}
     for k in kernels:
-        for h in (INDUCTOR_HIDDEN if k.endswith("_inductor") else HIDDEN):
+        for h in widths(k):
             call, _, keep = make_call(torch, k, 64, h, gen)
             count[(k, h)] = kernels_per_call(torch, call)
             del keep
     print("kernels per call: %s" % {"%s/%d" % kh: c for kh, c in count.items()}, flush=True)
-    t0 = time.time()
-    busy_ms = 0.0
-    done = 0
     with open(args.out, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
+        log = CellLog(torch, f, COLUMNS, args.deadline_s)
         for sweep in range(1 if args.smoke else SWEEPS):
             for kernel, hidden, tokens in cells:
-                if time.time() - t0 > args.deadline_s:
+                if log.expired():
                     break
                 row = [name, version, sweep, kernel, count[(kernel, hidden)], hidden, tokens]
                 try:
                     call, nbytes, keep = make_call(torch, kernel, tokens, hidden, gen)
-                    settle(torch, busy_ms)
-                    lat, spread = time_calls(torch, [call] * CALLS, args.blocks, args.block_us)
-                    busy_ms = lat * CALLS * (3 + args.blocks)
+                    lat, spread = log.time([call] * CALLS, args.blocks, args.block_us)
                     row += [nbytes, "%.6g" % lat, "%.4f" % spread, clock(), ""]
                     del keep, call
-                except RuntimeError as e:  # out of memory: recorded, not fatal
-                    row += ["", "", "", 0, str(e).splitlines()[0][:200]]
-                    torch.cuda.synchronize()
-                w.writerow(row)
-                done += 1
-                if done % 100 == 0:
-                    f.flush()
-                    torch.cuda.empty_cache()
-                    print("%d cells, %.0f s" % (done, time.time() - t0), flush=True)
-    print("measured %d cells in %.0f s" % (done, time.time() - t0), flush=True)
+                except RuntimeError as e:
+                    row += ["", "", "", 0, log.error(e)]
+                log.write(row)
+                log.cell_done()
+    log.finish()
 
 
 if __name__ == "__main__":

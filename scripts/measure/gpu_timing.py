@@ -74,3 +74,63 @@ def time_calls(torch, calls, blocks, block_us):
         samples.append(start.elapsed_time(end) / reps / len(calls))
     del graph, outs
     return statistics.median(samples), max(samples) / min(samples)
+
+
+class CellLog:
+    """A measuring run's CSV and bookkeeping, as every measuring script keeps them: the header, rows as cells finish,
+    every `every` cells a flush, an emptied allocator cache and a progress line; the deadline; and how long the last
+    cell kept the GPU busy, so the next is timed after settle()."""
+
+    def __init__(self, torch, f, columns, deadline_s, every=100):
+        import csv
+        import time
+        self._torch = torch
+        self._f = f
+        self._w = csv.writer(f, lineterminator="\n")
+        self._w.writerow(columns)
+        self._every = every
+        self._clock = time.time
+        self.deadline_s = deadline_s
+        self.t0 = time.time()
+        self.busy_ms = 0.0
+        self.done = 0
+
+    def elapsed(self):
+        return self._clock() - self.t0
+
+    def expired(self):
+        return self.elapsed() > self.deadline_s
+
+    def settle(self):
+        settle(self._torch, self.busy_ms)
+
+    def ran(self, lat_ms, calls, blocks):
+        """Records a timed cell: `calls` calls of `lat_ms` per graph replay, replayed 3 + `blocks` times at least."""
+        self.busy_ms = lat_ms * calls * (3 + blocks)
+
+    def time(self, calls, blocks, block_us):
+        """settle(), then time_calls(calls, ...) recorded by ran(); returns its (latency ms, spread)."""
+        self.settle()
+        lat, spread = time_calls(self._torch, calls, blocks, block_us)
+        self.ran(lat, len(calls), blocks)
+        return lat, spread
+
+    def error(self, e):
+        """The first line of a refused cell's error (out of memory, a shape the kernel refuses), the GPU synchronised:
+        recorded in the cell's row, not fatal."""
+        self._torch.cuda.synchronize()
+        return str(e).splitlines()[0][:200]
+
+    def write(self, row):
+        self._w.writerow(row)
+
+    def cell_done(self, what=""):
+        """Counts a finished cell (one or more rows); `what` names it in the progress line."""
+        self.done += 1
+        if self.done % self._every == 0:
+            self._f.flush()
+            self._torch.cuda.empty_cache()
+            print("%d cells, %.0f s%s" % (self.done, self.elapsed(), " (%s)" % what if what else ""), flush=True)
+
+    def finish(self):
+        print("measured %d cells in %.0f s" % (self.done, self.elapsed()), flush=True)

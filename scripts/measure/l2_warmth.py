@@ -26,11 +26,9 @@ memory-efficient SDPA decode (`attention_decode_mea`) and a plain sum over the s
   python3 scripts/measure/l2_warmth.py --out l2_warmth.csv [--deadline-s 300] [--smoke] [--taper | --kernels]
 """
 import argparse
-import csv
-import time
 
 from attention_mixed import flash
-from gpu_timing import add_block_args, nvml_clock, open_gpu, settle, time_calls
+from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu, time_calls
 
 ATTN_CONFIGS = [(32, 8, 128), (8, 1, 128), (64, 8, 128), (16, 2, 128), (32, 4, 128)]
 DECODE_B = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -152,15 +150,11 @@ def main():
     if args.smoke:
         cells = cells[:6] + cells[-6:]
 
-    t0 = time.time()
-    busy_ms = 0.0
-    done = 0
     with open(args.out, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
+        log = CellLog(torch, f, COLUMNS, args.deadline_s, every=50)
         for op, key, nbytes in cells:
-            if time.time() - t0 > args.deadline_s:
-                print("deadline: stopped after %d cells" % done, flush=True)
+            if log.expired():
+                print("deadline: stopped after %d cells" % log.done, flush=True)
                 break
             modes = [("warm", 1), ("rotate", rotate_copies(nbytes)), ("flush", 1)]
             if op == "gemm":
@@ -185,28 +179,21 @@ def main():
                     if mode == "flush":
                         one = calls[0]
                         calls = [lambda: (flush(), one())]
-                    settle(torch, busy_ms)
-                    lat, spread = time_calls(torch, calls, args.blocks, args.block_us)
-                    busy_ms = lat * len(calls) * (3 + args.blocks)
+                    lat, spread = log.time(calls, args.blocks, args.block_us)
                     sub = 0.0
                     if mode == "flush":
                         sub = flush_ms
                         lat -= flush_ms
                     row += ["%.6g" % lat, "%.6g" % sub, "%.4f" % spread, clock(), ""]
                     del calls, pool
-                except RuntimeError as e:  # out of memory or a refused shape: recorded, not fatal
-                    row += ["", "", "", 0, str(e).splitlines()[0][:200]]
-                    torch.cuda.synchronize()
-                w.writerow(row)
-            done += 1
-            if done % 50 == 0:
-                f.flush()
-                torch.cuda.empty_cache()
-                print("%d cells, %.0f s (%s %s)" % (done, time.time() - t0, op, key), flush=True)
+                except RuntimeError as e:
+                    row += ["", "", "", 0, log.error(e)]
+                log.write(row)
+            log.cell_done("%s %s" % (op, key))
     # The flush alone again at the end: how much its time drifted over the run.
     again, _ = time_calls(torch, [flush], args.blocks, args.block_us)
     print("flush alone at the end: %.4f ms (start %.4f)" % (again, flush_ms), flush=True)
-    print("measured %d cells in %.0f s" % (done, time.time() - t0), flush=True)
+    log.finish()
 
 
 if __name__ == "__main__":
