@@ -54,10 +54,24 @@ std::vector<bool> every_other(std::size_t n) {
 
 // ------------------------------------------------------------------------------------------------ GEMM
 
+/// Token counts held out as shapes: from 32 tokens on the grids measure each step edge as a pair (m, m + 1), which
+/// is held out whole; every third interior group (a pair, or a single count) is held out.
+std::vector<bool> every_third_step_pair(const std::vector<double>& m) {
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (!groups.empty() && m[i] >= 33 && m[i] == m[i - 1] + 1) groups.back().push_back(i);
+    else groups.push_back({i});
+  }
+  std::vector<bool> h(m.size(), false);
+  for (std::size_t gi = 1; gi + 1 < groups.size(); gi += 3)
+    for (std::size_t i : groups[gi]) h[i] = true;
+  return h;
+}
+
 OJson check_gemm(const OpTable& t) {
   OJson out;
-  ApeStats all;
-  OJson by_dtype;
+  ApeStats all, all_m;
+  OJson by_dtype, by_dtype_m;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 3) continue;
     ApeStats e;
@@ -78,10 +92,30 @@ OJson check_gemm(const OpTable& t) {
     }
     by_dtype[g.key[0]] = e.json();
     all.add_all(e);
+    // Token counts held out: every third interior m line of every measured (n, k) line, a step pair whole.
+    ApeStats em;
+    {
+      const auto held = every_third_step_pair(g.axes[2]);
+      const OpGrid r = drop_grid_lines(g, 2, held);
+      for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+        for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
+          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j]);
+          if (!c.ok()) continue;
+          for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
+            if (!held[k]) continue;
+            const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
+            if (std::isnan(truth)) continue;
+            em.add(c.us(g.axes[2][k]), truth);
+          }
+        }
+    }
+    by_dtype_m[g.key[0]] = em.json();
+    all_m.add_all(em);
   }
   out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";
   out["all"] = all.json();
   out["by_dtype"] = by_dtype;
+  out["tokens_held_out"] = OJson{{"all", all_m.json()}, {"by_dtype", by_dtype_m}};
   return out;
 }
 
