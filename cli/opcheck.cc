@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -68,20 +69,25 @@ std::vector<bool> every_third_step_pair(const std::vector<double>& m) {
   return h;
 }
 
+constexpr TokenReading kAllReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
+                                         TokenReading::kTiles128, TokenReading::kTiles256};
+
 OJson check_gemm(const OpTable& t) {
   OJson out;
   ApeStats all, all_m;
-  OJson by_dtype, by_dtype_m;
+  ApeStats fixed_m[std::size(kAllReadings)];  // every grid read one way
+  OJson by_dtype, by_dtype_m, m_chosen, m_runtime;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 3) continue;
     ApeStats e;
     for (std::size_t axis = 0; axis < 2; ++axis) {  // hold out n lines, then k lines
       const auto held = every_other(g.axes[axis].size());
       const OpGrid r = drop_grid_lines(g, axis, held);
+      const TokenReading reading = choose_token_reading(r);
       for (std::size_t i = 0; i < g.axes[0].size(); ++i)
         for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
           if (!held[axis == 0 ? i : j]) continue;
-          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j]);
+          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], reading);
           if (!c.ok()) continue;
           for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
             const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
@@ -97,15 +103,23 @@ OJson check_gemm(const OpTable& t) {
     {
       const auto held = every_third_step_pair(g.axes[2]);
       const OpGrid r = drop_grid_lines(g, 2, held);
+      const TokenReading chosen = choose_token_reading(r);  // on the counts left, as the simulator chooses
+      m_chosen[g.key[0]] = token_reading_name(chosen);
+      m_runtime[g.key[0]] = token_reading_name(choose_token_reading(g));
       for (std::size_t i = 0; i < g.axes[0].size(); ++i)
         for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
-          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j]);
+          GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], chosen);
           if (!c.ok()) continue;
           for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
             if (!held[k]) continue;
             const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
             if (std::isnan(truth)) continue;
             em.add(c.us(g.axes[2][k]), truth);
+            for (std::size_t x = 0; x < std::size(kAllReadings); ++x) {
+              c.reading = kAllReadings[x];
+              fixed_m[x].add(c.us(g.axes[2][k]), truth);
+            }
+            c.reading = chosen;
           }
         }
     }
@@ -115,7 +129,13 @@ OJson check_gemm(const OpTable& t) {
   out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";
   out["all"] = all.json();
   out["by_dtype"] = by_dtype;
-  out["tokens_held_out"] = OJson{{"all", all_m.json()}, {"by_dtype", by_dtype_m}};
+  OJson readings;
+  for (std::size_t x = 0; x < std::size(kAllReadings); ++x) readings[token_reading_name(kAllReadings[x])] = fixed_m[x].json();
+  out["tokens_held_out"] = OJson{{"all", all_m.json()},
+                                 {"by_dtype", by_dtype_m},
+                                 {"chosen", m_chosen},
+                                 {"chosen_on_whole_grid", m_runtime},
+                                 {"every_grid_read_one_way", readings}};
   return out;
 }
 

@@ -271,15 +271,21 @@ def main():
         lines.append("- %s/%s: " % (rep["gpu"], rep["backend"]) +
                      ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(g.items())))
     lines += ["", "GEMM token counts held out (the axis a step's price is read along: every third interior token "
-                  "count of every measured (n, k) line, from 32 tokens on a step pair m, m + 1 held out whole; the "
-                  "simulator's log-log reading between the counts left), all dtypes and by dtype (p50 / p95):", ""]
+                  "count of every measured (n, k) line, a step pair m, m + 1 with m >= 32 held out whole), read as "
+                  "the simulator reads them: each grid in the reading chosen on the counts left (core/fidelity/"
+                  "gemm_model.h, TokenReading; `chosen` per dtype; `runtime` the choice on the whole grid, which "
+                  "prices roles), all dtypes and by dtype (p50 / p95); then every grid read one way:", ""]
     for rep in results:
         t = rep["families"].get("gemm", {}).get("tokens_held_out")
         if not t:
             continue
         lines.append("- %s/%s: all %.2f%% / %.2f%% (n %d); " % (rep["gpu"], rep["backend"], t["all"]["p50"],
                                                                t["all"]["p95"], t["all"]["n"]) +
-                     ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(t["by_dtype"].items())))
+                     ", ".join("%s %.2f%% / %.2f%% (chosen %s, runtime %s)" % (
+                         k, v["p50"], v["p95"], t["chosen"][k], t["chosen_on_whole_grid"][k])
+                               for k, v in sorted(t["by_dtype"].items())) +
+                     "; one way: " + ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"])
+                                               for k, v in t["every_grid_read_one_way"].items()))
     lines += ["", "### Mixed-batch attention: work model vs the total-tokens proxy", "",
               "Held-out lengths (every third interior isl / kv_len). `simulator` is what the simulator runs: per "
               "head configuration, the uniform-equivalent latency is read as model x residual, raw interpolation (log-log, "

@@ -1,13 +1,126 @@
 #include "core/fidelity/gemm_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace servesim {
 
-GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k) {
+const char* token_reading_name(TokenReading r) {
+  switch (r) {
+    case TokenReading::kLogLog: return "log_log";
+    case TokenReading::kAffine: return "affine";
+    case TokenReading::kTiles64: return "tiles_64";
+    case TokenReading::kTiles128: return "tiles_128";
+    case TokenReading::kTiles256: return "tiles_256";
+  }
+  return "log_log";
+}
+
+namespace {
+
+double tile_rows(TokenReading r) {
+  switch (r) {
+    case TokenReading::kTiles64: return 64;
+    case TokenReading::kTiles128: return 128;
+    case TokenReading::kTiles256: return 256;
+    default: return 0;
+  }
+}
+
+/// y at m between (a, ya) and (b, yb), a < m < b, in `reading`; la, lb, lya, lyb are their interp_log.
+double read_between(double a, double b, double ya, double yb, double la, double lb, double lya, double lyb, double m,
+                    TokenReading reading) {
+  const double w_log = (interp_log(m) - la) / (lb - la);
+  if (reading == TokenReading::kAffine) return interp_pair_affine(ya, yb, (m - a) / (b - a), w_log);
+  const double tile = tile_rows(reading);
+  if (tile > 0 && a >= tile) {
+    const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
+    if (ub > ua) return ya + (yb - ya) * (std::ceil(m / tile) - ua) / (ub - ua);
+  }
+  return interp_exp(lya + w_log * (lyb - lya));
+}
+
+constexpr TokenReading kReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
+                                      TokenReading::kTiles128, TokenReading::kTiles256};
+
+}  // namespace
+
+double read_tokens(const LogCurve& curve, double m, TokenReading reading) {
+  const auto& xs = curve.xs();
+  const auto& ys = curve.ys();
+  if (xs.empty()) return 0;
+  if (m <= xs.front()) return ys.front();
+  if (m >= xs.back()) return ys.back();
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), m) - xs.begin());
+  const std::size_t lo = hi - 1;
+  if (m == xs[lo]) return ys[lo];
+  return read_between(xs[lo], xs[hi], ys[lo], ys[hi], interp_log(xs[lo]), interp_log(xs[hi]), interp_log(ys[lo]),
+                      interp_log(ys[hi]), m, reading);
+}
+
+TokenReading choose_token_reading(const OpGrid& grid) {
+  if (grid.axes.size() != 3) return TokenReading::kLogLog;
+  const std::vector<double>& ms = grid.axes[2];
+  const std::vector<double>& lms = grid.log_axes[2];
+  // Groups of token counts: a step pair (m, m + 1) with m >= 32 is one group; every other interior group is
+  // held out.
+  std::vector<int> group(ms.size(), 0);
+  for (std::size_t i = 1; i < ms.size(); ++i)
+    group[i] = group[i - 1] + (ms[i] >= 33 && ms[i] == ms[i - 1] + 1 ? 0 : 1);
+  const int groups = ms.empty() ? 0 : group.back() + 1;
+  std::vector<bool> held(ms.size(), false);
+  for (std::size_t i = 0; i < ms.size(); ++i) held[i] = group[i] % 2 == 1 && group[i] + 1 < groups;
+  constexpr std::size_t kN = std::size(kReadings);
+  double sse[kN] = {};
+  std::size_t count = 0;
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
+    for (std::size_t j = 0; j < grid.axes[1].size(); ++j) {
+      const std::size_t base = i * grid.stride(0) + j * grid.stride(1);
+      kept.clear();
+      for (std::size_t t = 0; t < ms.size(); ++t)
+        if (!held[t] && !std::isnan(grid.values[base + t])) kept.push_back(t);
+      if (kept.size() < 2) continue;
+      std::size_t next = 1;  // kept[next] is the first kept count above the held one
+      for (std::size_t t = kept.front() + 1; t < kept.back(); ++t) {
+        while (kept[next] < t) ++next;
+        if (!held[t] || std::isnan(grid.values[base + t])) continue;
+        const std::size_t lo = kept[next - 1], hi = kept[next];
+        const double a = ms[lo], b = ms[hi], ya = grid.values[base + lo], yb = grid.values[base + hi];
+        const double lya = grid.log_values[base + lo], lyb = grid.log_values[base + hi];
+        const double truth = grid.log_values[base + t];
+        // Log errors without exp: log-log is linear in the logs; a linear reading is logged once.
+        const double w_log = (lms[t] - lms[lo]) / (lms[hi] - lms[lo]);
+        const double e_loglog = lya + w_log * (lyb - lya) - truth;
+        auto linear_err = [&](double w) { return interp_log(ya + (yb - ya) * w) - truth; };
+        double e[kN];
+        e[0] = e_loglog;
+        e[1] = yb >= ya ? linear_err((ms[t] - a) / (b - a)) : e_loglog;  // interp_pair_affine
+        for (std::size_t r = 2; r < kN; ++r) {
+          const double tile = tile_rows(kReadings[r]);
+          e[r] = e_loglog;
+          if (a >= tile) {
+            const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
+            if (ub > ua) e[r] = linear_err((std::ceil(ms[t] / tile) - ua) / (ub - ua));
+          }
+        }
+        for (std::size_t r = 0; r < kN; ++r) sse[r] += e[r] * e[r];
+        ++count;
+      }
+    }
+  if (count == 0) return TokenReading::kLogLog;
+  std::size_t best = 0;
+  for (std::size_t r = 1; r < kN; ++r)
+    if (sse[r] < sse[best]) best = r;
+  return kReadings[best];
+}
+
+GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {
   GemmCurve g;
   g.n = n;
   g.k = k;
+  g.reading = reading;
   if (grid.axes.size() != 3 || n < 1 || k < 1) return g;
   const AxisPos pn = locate_log(grid.axes[0], grid.log_axes[0], n);
   const AxisPos pk = locate_log(grid.axes[1], grid.log_axes[1], k);
@@ -42,7 +155,8 @@ double GemmCurve::us(double m, bool* extrapolated_out) const {
     v = curve.ys().back() * (m / hi);
     clamped = true;
   } else {
-    v = curve.eval(m, &clamped);
+    v = curve.eval(m, &clamped);  // clamps below the first count
+    if (m > curve.xs().front()) v = read_tokens(curve, m, reading);
   }
   if (extrapolated_out && clamped) *extrapolated_out = true;
   return v * scale;

@@ -1,19 +1,37 @@
 #pragma once
 /// GEMM latency from the measured (n, k, m) grid: for one weight shape (n output, k input features) the grid is
-/// interpolated over (n, k) once into a curve of tokens m, then each batch reads the curve (log-log).
+/// interpolated over (n, k) once into a curve of tokens m, then each batch reads the curve between the measured
+/// token counts in the grid's TokenReading (below).
 /// Over (n, k) the interpolation is affine in each dimension where latency rises with it (FLOPs and weight
 /// bytes are linear in n and in k, so t0 + c n is reproduced exactly; log-log bends it) and geometric where
 /// it falls (another kernel path on the smaller side): interp_pair_affine. Held-out grid lines on the
 /// complementary split (even interior n and k lines) chose this over log-log (docs/validation.md).
 /// Shapes outside the measured (n, k) range are clamped to the edge and scaled by the FLOP ratio (compute and
 /// weight bytes are both linear in n and k); m beyond the largest measured value scales linearly (compute-bound).
+#include <cstdint>
+
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
 
 namespace servesim {
 
+/// How a curve is read between two measured token counts a < m < b. A GEMM's rows run in tiles of T rows, so its
+/// time steps with ceil(m / T) where the kernel is compute-bound, and the grids measure each step edge as a pair
+/// (256, 257), ... (docs/validation.md, "Between token counts"). kTiles<T> reads linearly in ceil(m / T) between
+/// ceil(a / T) and ceil(b / T) (flat within a tile; log-log where a < T or both share a tile); kAffine is linear in
+/// m where the latency rises and log-log where it falls (interp_pair_affine); kLogLog a power law.
+enum class TokenReading : std::uint8_t { kLogLog, kAffine, kTiles64, kTiles128, kTiles256 };
+const char* token_reading_name(TokenReading r);
+
+/// The reading that predicts the grid's own token counts best: every other interior count held out (a step pair
+/// (m, m + 1) with m >= 32 held out whole) on every measured (n, k) line and read from the counts left; the
+/// smallest mean squared log error wins (ties: the earlier reading). The choice is per grid (one kernel family
+/// and dtype); log-log when the grid has too few counts to tell.
+TokenReading choose_token_reading(const OpGrid& grid);
+
 struct GemmCurve {
   double n = 0, k = 0;
+  TokenReading reading = TokenReading::kLogLog;
   LogCurve curve;            ///< latency (us) against m at the grid's m values
   double scale = 1;          ///< FLOP ratio applied when (n, k) was clamped
   bool extrapolated = false; ///< (n, k) outside the grid
@@ -23,6 +41,10 @@ struct GemmCurve {
 };
 
 /// Builds the curve for (n, k) from a grid with axes (n, k, m); an empty curve when the grid has no data there.
-GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k);
+/// `reading`: the grid's choose_token_reading (computed once per grid by the caller).
+GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading = TokenReading::kLogLog);
+
+/// y at m between the curve's points in `reading` (inside the measured range; the ends are the caller's).
+double read_tokens(const LogCurve& curve, double m, TokenReading reading);
 
 }  // namespace servesim

@@ -18,6 +18,9 @@ struct OpGrid {
   std::vector<std::vector<double>> log_axes;
   std::vector<double> log_values;  ///< NaN where values is NaN
   std::vector<std::size_t> strides;  ///< element stride of each axis
+  /// GEMM grids (axes n, k, m): how curves are read between token counts, a gemm_model.h TokenReading chosen on
+  /// the measured grid when its file is loaded (profile_tables.cc); a grid moved to another GPU keeps it. 0 = log-log.
+  std::uint8_t token_reading = 0;
   std::size_t stride(std::size_t axis) const { return strides[axis]; }
   std::size_t size() const { return values.size(); }
 };

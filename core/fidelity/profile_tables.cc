@@ -6,6 +6,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/fidelity/gemm_model.h"
 #include "core/spec/resource_catalog.h"
 
 namespace servesim {
@@ -45,6 +46,8 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
     return false;
   }
   out.fingerprint = key;
+  if (out.op == "gemm")
+    for (OpGrid& g : out.grids) g.token_reading = static_cast<std::uint8_t>(choose_token_reading(g));
   std::lock_guard<std::mutex> lock(table_cache_mutex());
   table_cache().emplace(key, out);
   return true;

@@ -143,7 +143,7 @@ TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double cou
   const bool vllm_tables = e_.backend != "trtllm";
   const WeightFormat grid_format = f == WeightFormat::kFp8Block && vllm_tables ? WeightFormat::kFp8 : f;
   const OpGrid* grid = t_.gemm.find({gemm_table_dtype(grid_format)});
-  if (grid) g.table = make_gemm_curve(*grid, n, k);
+  if (grid) g.table = make_gemm_curve(*grid, n, k, static_cast<TokenReading>(grid->token_reading));
   g.grid = grid != nullptr;
   return g;
 }

@@ -94,3 +94,77 @@ TEST_CASE("GEMM curves are monotone in n where the data is, between the neighbou
   CHECK(out.us(1, &ex) == Approx(2 * (50 + 256.0 / 8 + 1)).epsilon(1e-12));  // clamped, FLOP-scaled
   CHECK(ex);
 }
+
+namespace {
+
+/// Token counts as the measured grids space them: dense below 17, then step pairs (m, m + 1) every 128 rows.
+std::vector<double> paired_token_counts() {
+  std::vector<double> ms = {1, 2, 4, 8, 16};
+  for (double m = 128; m <= 2048; m += 128) {
+    ms.push_back(m);
+    ms.push_back(m + 1);
+  }
+  ms.push_back(4096);
+  return ms;
+}
+
+}  // namespace
+
+TEST_CASE("each GEMM grid is read between token counts in the reading its own counts predict best",
+          "[fidelity][gemm]") {
+  const std::vector<double> ns = {1024, 4096}, ks = {1024, 4096}, ms = paired_token_counts();
+  // Compute-bound tiles of 128 rows: the time steps with ceil(m / 128) and is flat within a tile.
+  const OpGrid tiles = gemm_grid(ns, ks, ms, [](double n, double k, double m) {
+    return 5 + 1e-6 * n * k * std::ceil(std::max(m, 128.0) / 128);
+  });
+  CHECK(choose_token_reading(tiles) == TokenReading::kTiles128);
+  // Work affine in m (an alpha-beta law): read linearly, which reproduces it.
+  const OpGrid line = gemm_grid(ns, ks, ms, [](double n, double k, double m) { return 5 + 1e-9 * n * k * m; });
+  CHECK(choose_token_reading(line) == TokenReading::kAffine);
+  // A power law: log-log.
+  const OpGrid power = gemm_grid(ns, ks, ms, [](double n, double, double m) { return n * std::pow(m, 0.7) / 64; });
+  CHECK(choose_token_reading(power) == TokenReading::kLogLog);
+  // Too few token counts to hold any out: the default.
+  const OpGrid few = gemm_grid(ns, ks, {1, 4096}, [](double, double, double m) { return 10 + m; });
+  CHECK(choose_token_reading(few) == TokenReading::kLogLog);
+}
+
+TEST_CASE("a tile reading is exact at the measured counts, flat within a tile and linear in tiles between",
+          "[fidelity][gemm]") {
+  const std::vector<double> xs = {16, 256, 257, 512, 513, 1024};
+  const std::vector<double> ys = {10, 40, 50, 60, 70, 100};
+  const LogCurve c(xs, ys);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    for (TokenReading r : {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
+                           TokenReading::kTiles128, TokenReading::kTiles256})
+      CHECK(read_tokens(c, xs[i], r) == ys[i]);
+  // 257 and 384 share the third 128-row tile with 257; 385 is in the fourth, as 512 is.
+  CHECK(read_tokens(c, 300, TokenReading::kTiles128) == 50);
+  CHECK(read_tokens(c, 384, TokenReading::kTiles128) == 50);
+  CHECK(read_tokens(c, 385, TokenReading::kTiles128) == 60);
+  // From 513 (five tiles) to 1024 (eight): 700 is in the sixth, a third of the way.
+  CHECK(read_tokens(c, 700, TokenReading::kTiles128) == Approx(80).epsilon(1e-12));
+  // Below one tile the tile readings fall back to log-log.
+  CHECK(read_tokens(c, 64, TokenReading::kTiles128) == Approx(read_tokens(c, 64, TokenReading::kLogLog)));
+  // Affine where the latency rises; never outside the neighbours.
+  CHECK(read_tokens(c, 384.5, TokenReading::kAffine) == Approx(55).epsilon(1e-12));
+  for (double m = 17; m < 1024; m += 7)
+    for (TokenReading r : {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
+                           TokenReading::kTiles128, TokenReading::kTiles256}) {
+      const double v = read_tokens(c, m, r);
+      CHECK(v >= 10);
+      CHECK(v <= 100);
+    }
+}
+
+TEST_CASE("a GEMM curve reads tokens in the reading it was built with", "[fidelity][gemm]") {
+  const std::vector<double> ns = {1024, 4096}, ks = {1024, 4096}, ms = paired_token_counts();
+  const OpGrid g = gemm_grid(ns, ks, ms, [](double n, double k, double m) { return 5 + 1e-9 * n * k * m; });
+  const GemmCurve log_log = make_gemm_curve(g, 2048, 2048);
+  const GemmCurve affine_m = make_gemm_curve(g, 2048, 2048, TokenReading::kAffine);
+  CHECK(log_log.reading == TokenReading::kLogLog);
+  // Between 1024 and 1025 nothing differs; between 2049 and 4096 the affine reading is exact and log-log is not.
+  const double truth = 5 + 1e-9 * 2048 * 2048 * 3000;
+  CHECK(affine_m.us(3000) == Approx(truth).epsilon(1e-12));
+  CHECK(std::fabs(log_log.us(3000) / truth - 1) > 1e-4);
+}
