@@ -72,9 +72,9 @@ std::vector<bool> every_third_step_pair(const std::vector<double>& m) {
 constexpr TokenReading kAllReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
                                          TokenReading::kTiles128, TokenReading::kTiles256};
 
-OJson check_gemm(const OpTable& t) {
+OJson check_gemm(const OpTable& t, const std::string& backend) {
   OJson out;
-  ApeStats all, all_m;
+  ApeStats all, all_m, pricing;
   ApeStats fixed_m[std::size(kAllReadings)];  // every grid read one way
   OJson by_dtype, by_dtype_m, m_chosen, m_runtime;
   for (const OpGrid& g : t.grids) {
@@ -98,6 +98,9 @@ OJson check_gemm(const OpTable& t) {
     }
     by_dtype[g.key[0]] = e.json();
     all.add_all(e);
+    // Roles on vLLM's tables (vllm, sglang) price block-FP8 GEMMs on the per-tensor fp8 grid (TableCostModel::
+    // make_gemm): vLLM's fp8_block grid is validated but prices nothing.
+    if (!(g.key[0] == "fp8_block" && backend != "trtllm")) pricing.add_all(e);
     // Token counts held out: every third interior m line of every measured (n, k) line, a step pair whole.
     ApeStats em;
     {
@@ -129,6 +132,7 @@ OJson check_gemm(const OpTable& t) {
   out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";
   out["all"] = all.json();
   out["by_dtype"] = by_dtype;
+  out["grids_that_price"] = pricing.json();
   OJson readings;
   for (std::size_t x = 0; x < std::size(kAllReadings); ++x) readings[token_reading_name(kAllReadings[x])] = fixed_m[x].json();
   out["tokens_held_out"] = OJson{{"all", all_m.json()},
@@ -557,7 +561,7 @@ int main(int argc, char** argv) {
   const std::string dir = root + "/" + gpu + "/" + backend + "/";
   if (load_op_table_file(dir + "gemm.json", t)) {
     out["backend_version"] = t.backend_version;
-    fam["gemm"] = check_gemm(t);
+    fam["gemm"] = check_gemm(t, backend);
   }
   if (load_op_table_file(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
   if (load_op_table_file(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);

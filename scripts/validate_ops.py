@@ -263,13 +263,17 @@ def main():
                 rep["gpu"], rep["backend"], f, cell(d["dispatch"]), cell(d["combine"]), ll["p50"], ll["p95"],
                 cs["linear_where_rising"]["p50"], cs["linear_where_rising"]["p95"], cs["log_log"]["p50"],
                 cs["log_log"]["p95"], hh["n"], cell(hh)))
-    lines += ["", "GEMM by dtype (p50 / p95):", ""]
+    lines += ["", "GEMM by dtype (p50 / p95), and pooled over the grids that price roles (all but vLLM's fp8_block "
+                  "grid, which is validated but prices nothing: roles on vLLM's tables price block-FP8 GEMMs on its "
+                  "per-tensor fp8 grid, bullet \"vLLM's fp8_block GEMM grid is validated but does not price\"):", ""]
     for rep in results:
         if "gemm" not in rep["families"]:
             continue
         g = rep["families"].get("gemm", {}).get("by_dtype", {})
+        gp = rep["families"]["gemm"].get("grids_that_price")
         lines.append("- %s/%s: " % (rep["gpu"], rep["backend"]) +
-                     ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(g.items())))
+                     ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"]) for k, v in sorted(g.items())) +
+                     ("; the grids that price roles %.2f%% / %.2f%%" % (gp["p50"], gp["p95"]) if gp else ""))
     lines += ["", "GEMM token counts held out (the axis a step's price is read along: every third interior token "
                   "count of every measured (n, k) line, a step pair m, m + 1 with m >= 32 held out whole), read as "
                   "the simulator reads them: each grid in the reading chosen on the counts left (core/fidelity/"
