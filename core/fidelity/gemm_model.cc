@@ -55,8 +55,9 @@ double read_tokens(const LogCurve& curve, double m, TokenReading reading) {
   const std::size_t hi = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), m) - xs.begin());
   const std::size_t lo = hi - 1;
   if (m == xs[lo]) return ys[lo];
-  return read_between(xs[lo], xs[hi], ys[lo], ys[hi], interp_log(xs[lo]), interp_log(xs[hi]), interp_log(ys[lo]),
-                      interp_log(ys[hi]), m, reading);
+  const auto& lx = curve.log_xs();
+  const auto& ly = curve.log_ys();
+  return read_between(xs[lo], xs[hi], ys[lo], ys[hi], lx[lo], lx[hi], ly[lo], ly[hi], m, reading);
 }
 
 TokenReading choose_token_reading(const OpGrid& grid) {
@@ -155,8 +156,8 @@ double GemmCurve::us(double m, bool* extrapolated_out) const {
     v = curve.ys().back() * (m / hi);
     clamped = true;
   } else {
-    v = curve.eval(m, &clamped);  // clamps below the first count
-    if (m > curve.xs().front()) v = read_tokens(curve, m, reading);
+    v = m <= curve.xs().front() ? curve.eval(m, &clamped)  // clamped (and flagged) below the first count
+                                : read_tokens(curve, m, reading);
   }
   if (extrapolated_out && clamped) *extrapolated_out = true;
   return v * scale;

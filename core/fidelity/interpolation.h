@@ -66,6 +66,8 @@ class LogCurve {
   double eval_affine(double x, bool* clamped = nullptr) const;
   const std::vector<double>& xs() const { return x_; }
   const std::vector<double>& ys() const { return y_; }
+  const std::vector<double>& log_xs() const { return lx_; }  ///< interp_log of xs()
+  const std::vector<double>& log_ys() const { return ly_; }  ///< interp_log of ys()
 
  private:
   std::vector<double> x_, y_, lx_, ly_;
