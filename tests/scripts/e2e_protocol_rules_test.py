@@ -7,7 +7,8 @@ rows of AIConfigurator's harness only (not its SGLang or disagg rows, nor databa
 rows get exactly osl output tokens, database-dump rows a spread; a row recording fp8_block weights, naming Qwen's
 block-scaled FP8 release, or recording TRT-LLM FP8 on a Qwen 16-bit path runs the block-FP8 checkpoint; a row
 repeating another's columns and measurement under another id and source (duplicate_rows) is not counted twice, and
-one differing in a measured digit is not a repeat."""
+one differing in a measured digit is not a repeat; the harness's SGLang agg rows run at its memory fraction of 0.80,
+other SGLang rows at their version's default."""
 import os
 import sys
 
@@ -105,6 +106,21 @@ remeasured = dict(first, id="third_id", silicon_ttft_ms="123.457")
 reps = ep.duplicate_rows([first, again, remeasured])
 if set(reps) != {"other_id"}:
     fails.append("duplicate_rows found %s, want only other_id" % sorted(reps))
+# SGLang's memory share: 0.80 on the harness's agg rows (any version); elsewhere the recorded version's default (the
+# pre-0.5.2 rule, or none: the simulator's own).
+sg_parts = {"tp": 2, "dp": 1, "pp": 1}
+for version in ("0.5.1.post1", "0.5.8.post1"):
+    harness_sg = dict(row("x", 16, 128, 100.0, backend="sglang"), backend_version=version)
+    if ep.sglang_mem_fraction(harness_sg, sg_parts) != ep.SGLANG_HARNESS_MEM_FRACTION:
+        fails.append("SGLang %s harness row: memory fraction %s, want %s" % (
+            version, ep.sglang_mem_fraction(harness_sg, sg_parts), ep.SGLANG_HARNESS_MEM_FRACTION))
+dump_sg = dict(row("x", 16, 128, 100.0, backend="sglang"), silicon_data_source="source_file=2026-04-06.csv")
+old_rule = ep.sglang_mem_fraction(dict(dump_sg, backend_version="0.5.1.post1"), sg_parts)
+if old_rule is None or abs(old_rule - round((ep.H100_MIB - 10.5 * 1024) / ep.H100_MIB, 3)) > 1e-12:
+    fails.append("SGLang 0.5.1.post1 database-dump row: memory fraction %s, want the release's rule" % old_rule)
+if ep.sglang_mem_fraction(dict(dump_sg, backend_version="0.5.8.post1"), sg_parts) is not None:
+    fails.append("SGLang 0.5.8.post1 database-dump row got a memory fraction; want SGLang's own default")
 if fails:
     sys.exit("e2e_protocol rules: " + "; ".join(fails))
-print("e2e_protocol one-waiting, generator token-budget, client-drift, block-FP8 and repeated-row rules: ok")
+print("e2e_protocol one-waiting, generator token-budget, client-drift, block-FP8, repeated-row and SGLang memory-share "
+      "rules: ok")
