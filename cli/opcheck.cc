@@ -134,7 +134,8 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
   out["by_dtype"] = by_dtype;
   out["grids_that_price"] = pricing.json();
   OJson readings;
-  for (std::size_t x = 0; x < std::size(kAllReadings); ++x) readings[token_reading_name(kAllReadings[x])] = fixed_m[x].json();
+  for (std::size_t x = 0; x < std::size(kAllReadings); ++x)
+    readings[token_reading_name(kAllReadings[x])] = fixed_m[x].json();
   out["tokens_held_out"] = OJson{{"all", all_m.json()},
                                  {"by_dtype", by_dtype_m},
                                  {"chosen", m_chosen},

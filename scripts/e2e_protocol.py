@@ -22,8 +22,9 @@ step joins the step after the next), except TRT-LLM P roles (TRTLLM_PREFILL_OVER
 CUDA-graph sizes of AIConfigurator's rule, padded (trtllm_cuda_graph_sizes). vLLM's async scheduling follows the
 recorded version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share is 0.80 on the aic-auto-gap-analysis agg
 rows (SGLANG_HARNESS_MEM_FRACTION, calibrated on that harness's TP 1 run set and held out on its other one) and
-follows the recorded version's default elsewhere (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on the aic-auto-gap-analysis agg rows is the default
-of AIConfigurator's template for the recorded version (TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token
+follows the recorded version's default elsewhere (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on
+the aic-auto-gap-analysis agg rows is the default of AIConfigurator's template for the recorded version
+(TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token
 that carries text (TTFT_FROM: the harness's chat clients disregard empty responses; gpt-oss opens with a 3-token
 harmony header). Compared: mean TTFT and mean TPOT.
 
