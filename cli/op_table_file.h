@@ -7,16 +7,19 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/file_io.h"
+#include "core/fidelity/gemm_model.h"
 #include "core/fidelity/op_table.h"
 
 namespace servesim {
 
-/// Parses an operator table file; false when it is missing or malformed (the parse error goes to stderr).
+/// Parses an operator table file as the simulator loads one (GEMM grids get their token reading,
+/// choose_token_readings); false when it is missing or malformed (the parse error goes to stderr).
 inline bool load_op_table_file(const std::string& path, OpTable& t) {
   std::string text;
   if (!read_file(path, text)) return false;
   const std::string err = parse_op_table(text, t);
   if (!err.empty()) std::cerr << path << ": " << err << "\n";
+  if (err.empty()) choose_token_readings(t);
   return err.empty();
 }
 

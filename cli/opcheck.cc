@@ -55,27 +55,20 @@ std::vector<bool> every_other(std::size_t n) {
 
 // ------------------------------------------------------------------------------------------------ GEMM
 
-/// Token counts held out as shapes: from 32 tokens on the grids measure each step edge as a pair (m, m + 1), which
-/// is held out whole; every third interior group (a pair, or a single count) is held out.
+/// Token counts held out as shapes: every third interior group of token_count_groups (a step pair (m, m + 1) from 32
+/// tokens on is held out whole).
 std::vector<bool> every_third_step_pair(const std::vector<double>& m) {
-  std::vector<std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    if (!groups.empty() && m[i] >= 33 && m[i] == m[i - 1] + 1) groups.back().push_back(i);
-    else groups.push_back({i});
-  }
+  const std::vector<int> group = token_count_groups(m);
+  const int groups = m.empty() ? 0 : group.back() + 1;
   std::vector<bool> h(m.size(), false);
-  for (std::size_t gi = 1; gi + 1 < groups.size(); gi += 3)
-    for (std::size_t i : groups[gi]) h[i] = true;
+  for (std::size_t i = 0; i < m.size(); ++i) h[i] = group[i] % 3 == 1 && group[i] + 1 < groups;
   return h;
 }
-
-constexpr TokenReading kAllReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
-                                         TokenReading::kTiles128, TokenReading::kTiles256};
 
 OJson check_gemm(const OpTable& t, const std::string& backend) {
   OJson out;
   ApeStats all, all_m, pricing;
-  ApeStats fixed_m[std::size(kAllReadings)];  // every grid read one way
+  ApeStats fixed_m[std::size(kTokenReadings)];  // every grid read one way
   OJson by_dtype, by_dtype_m, m_chosen, m_runtime;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 3) continue;
@@ -108,7 +101,7 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
       const OpGrid r = drop_grid_lines(g, 2, held);
       const TokenReading chosen = choose_token_reading(r);  // on the counts left, as the simulator chooses
       m_chosen[g.key[0]] = token_reading_name(chosen);
-      m_runtime[g.key[0]] = token_reading_name(choose_token_reading(g));
+      m_runtime[g.key[0]] = token_reading_name(static_cast<TokenReading>(g.token_reading));  // set when loaded
       for (std::size_t i = 0; i < g.axes[0].size(); ++i)
         for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
           GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], chosen);
@@ -118,8 +111,8 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
             const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
             if (std::isnan(truth)) continue;
             em.add(c.us(g.axes[2][k]), truth);
-            for (std::size_t x = 0; x < std::size(kAllReadings); ++x) {
-              c.reading = kAllReadings[x];
+            for (std::size_t x = 0; x < std::size(kTokenReadings); ++x) {
+              c.reading = kTokenReadings[x];
               fixed_m[x].add(c.us(g.axes[2][k]), truth);
             }
             c.reading = chosen;
@@ -134,8 +127,8 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
   out["by_dtype"] = by_dtype;
   out["grids_that_price"] = pricing.json();
   OJson readings;
-  for (std::size_t x = 0; x < std::size(kAllReadings); ++x)
-    readings[token_reading_name(kAllReadings[x])] = fixed_m[x].json();
+  for (std::size_t x = 0; x < std::size(kTokenReadings); ++x)
+    readings[token_reading_name(kTokenReadings[x])] = fixed_m[x].json();
   out["tokens_held_out"] = OJson{{"all", all_m.json()},
                                  {"by_dtype", by_dtype_m},
                                  {"chosen", m_chosen},

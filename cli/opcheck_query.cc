@@ -149,7 +149,6 @@ int query_main(int argc, char** argv) {
   CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
   collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
-  std::map<std::string, TokenReading> readings;  // by dtype, as roles read their grids
   AttentionQueries attention(root + "/" + gpu + "/" + backend + "/", load_gpu_facts(root, gpu).sms);
   std::string line;
   long line_no = 0;
@@ -171,11 +170,8 @@ int query_main(int argc, char** argv) {
       } else if (const OpGrid* g = gemm.find({dtype})) {
         const std::string key = dtype + " " + std::to_string(n) + " " + std::to_string(k);
         auto it = curves.find(key);
-        if (it == curves.end()) {
-          auto r = readings.find(dtype);
-          if (r == readings.end()) r = readings.emplace(dtype, choose_token_reading(*g)).first;
-          it = curves.emplace(key, make_gemm_curve(*g, n, k, r->second)).first;
-        }
+        if (it == curves.end())
+          it = curves.emplace(key, make_gemm_curve(*g, n, k, static_cast<TokenReading>(g->token_reading))).first;
         if (it->second.ok()) {
           extrapolated = false;
           us = it->second.us(m, &extrapolated);

@@ -28,23 +28,43 @@ double tile_rows(TokenReading r) {
   }
 }
 
-/// y at m between (a, ya) and (b, yb), a < m < b, in `reading`; la, lb, lya, lyb are their interp_log.
-double read_between(double a, double b, double ya, double yb, double la, double lb, double lya, double lyb, double m,
-                    TokenReading reading) {
-  const double w_log = (interp_log(m) - la) / (lb - la);
-  if (reading == TokenReading::kAffine) return interp_pair_affine(ya, yb, (m - a) / (b - a), w_log);
-  const double tile = tile_rows(reading);
-  if (tile > 0 && a >= tile) {
-    const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
-    if (ub > ua) return ya + (yb - ya) * (std::ceil(m / tile) - ua) / (ub - ua);
+/// The linear readings at m between (a, ya) and (b, yb), a < m < b: false where `reading` falls back to log-log
+/// (log-log itself; affine where the latency falls; a tile reading below one tile or within one).
+bool read_linear(double a, double b, double ya, double yb, double m, TokenReading reading, double& out) {
+  if (reading == TokenReading::kAffine) {
+    if (ya > yb) return false;
+    out = ya + (m - a) / (b - a) * (yb - ya);  // interp_pair_affine's rising branch
+    return true;
   }
-  return interp_exp(lya + w_log * (lyb - lya));
+  const double tile = tile_rows(reading);
+  if (tile <= 0 || a < tile) return false;
+  const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
+  if (ub <= ua) return false;
+  out = ya + (yb - ya) * (std::ceil(m / tile) - ua) / (ub - ua);
+  return true;
 }
 
-constexpr TokenReading kReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
-                                      TokenReading::kTiles128, TokenReading::kTiles256};
+/// y at m between (a, ya) and (b, yb), a < m < b, in `reading`; lm, la, lb, lya, lyb are their interp_log.
+double read_between(double a, double b, double ya, double yb, double lm, double la, double lb, double lya, double lyb,
+                    double m, TokenReading reading) {
+  double v = 0;
+  if (read_linear(a, b, ya, yb, m, reading, v)) return v;
+  return interp_exp(lya + (lm - la) / (lb - la) * (lyb - lya));
+}
 
 }  // namespace
+
+std::vector<int> token_count_groups(const std::vector<double>& ms) {
+  std::vector<int> group(ms.size(), 0);
+  for (std::size_t i = 1; i < ms.size(); ++i)
+    group[i] = group[i - 1] + (ms[i] >= 33 && ms[i] == ms[i - 1] + 1 ? 0 : 1);
+  return group;
+}
+
+void choose_token_readings(OpTable& table) {
+  if (table.op != "gemm") return;
+  for (OpGrid& g : table.grids) g.token_reading = static_cast<std::uint8_t>(choose_token_reading(g));
+}
 
 double read_tokens(const LogCurve& curve, double m, TokenReading reading) {
   const auto& xs = curve.xs();
@@ -57,22 +77,19 @@ double read_tokens(const LogCurve& curve, double m, TokenReading reading) {
   if (m == xs[lo]) return ys[lo];
   const auto& lx = curve.log_xs();
   const auto& ly = curve.log_ys();
-  return read_between(xs[lo], xs[hi], ys[lo], ys[hi], lx[lo], lx[hi], ly[lo], ly[hi], m, reading);
+  return read_between(xs[lo], xs[hi], ys[lo], ys[hi], interp_log(m), lx[lo], lx[hi], ly[lo], ly[hi], m, reading);
 }
 
 TokenReading choose_token_reading(const OpGrid& grid) {
   if (grid.axes.size() != 3) return TokenReading::kLogLog;
   const std::vector<double>& ms = grid.axes[2];
   const std::vector<double>& lms = grid.log_axes[2];
-  // Groups of token counts: a step pair (m, m + 1) with m >= 32 is one group; every other interior group is
-  // held out.
-  std::vector<int> group(ms.size(), 0);
-  for (std::size_t i = 1; i < ms.size(); ++i)
-    group[i] = group[i - 1] + (ms[i] >= 33 && ms[i] == ms[i - 1] + 1 ? 0 : 1);
+  // Every other interior group of token counts held out.
+  const std::vector<int> group = token_count_groups(ms);
   const int groups = ms.empty() ? 0 : group.back() + 1;
   std::vector<bool> held(ms.size(), false);
   for (std::size_t i = 0; i < ms.size(); ++i) held[i] = group[i] % 2 == 1 && group[i] + 1 < groups;
-  constexpr std::size_t kN = std::size(kReadings);
+  constexpr std::size_t kN = std::size(kTokenReadings);
   double sse[kN] = {};
   std::size_t count = 0;
   std::vector<std::size_t> kept;
@@ -92,19 +109,11 @@ TokenReading choose_token_reading(const OpGrid& grid) {
         const double lya = grid.log_values[base + lo], lyb = grid.log_values[base + hi];
         const double truth = grid.log_values[base + t];
         // Log errors without exp: log-log is linear in the logs; a linear reading is logged once.
-        const double w_log = (lms[t] - lms[lo]) / (lms[hi] - lms[lo]);
-        const double e_loglog = lya + w_log * (lyb - lya) - truth;
-        auto linear_err = [&](double w) { return interp_log(ya + (yb - ya) * w) - truth; };
+        const double e_loglog = lya + (lms[t] - lms[lo]) / (lms[hi] - lms[lo]) * (lyb - lya) - truth;
         double e[kN];
-        e[0] = e_loglog;
-        e[1] = yb >= ya ? linear_err((ms[t] - a) / (b - a)) : e_loglog;  // interp_pair_affine
-        for (std::size_t r = 2; r < kN; ++r) {
-          const double tile = tile_rows(kReadings[r]);
-          e[r] = e_loglog;
-          if (a >= tile) {
-            const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
-            if (ub > ua) e[r] = linear_err((std::ceil(ms[t] / tile) - ua) / (ub - ua));
-          }
+        for (std::size_t r = 0; r < kN; ++r) {
+          double v = 0;
+          e[r] = read_linear(a, b, ya, yb, ms[t], kTokenReadings[r], v) ? interp_log(v) - truth : e_loglog;
         }
         for (std::size_t r = 0; r < kN; ++r) sse[r] += e[r] * e[r];
         ++count;
@@ -114,7 +123,7 @@ TokenReading choose_token_reading(const OpGrid& grid) {
   std::size_t best = 0;
   for (std::size_t r = 1; r < kN; ++r)
     if (sse[r] < sse[best]) best = r;
-  return kReadings[best];
+  return kTokenReadings[best];
 }
 
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {

@@ -9,6 +9,7 @@
 /// Shapes outside the measured (n, k) range are clamped to the edge and scaled by the FLOP ratio (compute and
 /// weight bytes are both linear in n and k); m beyond the largest measured value scales linearly (compute-bound).
 #include <cstdint>
+#include <vector>
 
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
@@ -21,13 +22,23 @@ namespace servesim {
 /// ceil(a / T) and ceil(b / T) (flat within a tile; log-log where a < T or both share a tile); kAffine is linear in
 /// m where the latency rises and log-log where it falls (interp_pair_affine); kLogLog a power law.
 enum class TokenReading : std::uint8_t { kLogLog, kAffine, kTiles64, kTiles128, kTiles256 };
+inline constexpr TokenReading kTokenReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
+                                                  TokenReading::kTiles128, TokenReading::kTiles256};
 const char* token_reading_name(TokenReading r);
+
+/// Token counts grouped as the grids measure them: from 32 tokens on each step edge is a pair (m, m + 1), one group;
+/// every other count is a group of its own. group[i] numbers the group of ms[i] (0, 1, ...).
+std::vector<int> token_count_groups(const std::vector<double>& ms);
 
 /// The reading that predicts the grid's own token counts best: every other interior count held out (a step pair
 /// (m, m + 1) with m >= 32 held out whole) on every measured (n, k) line and read from the counts left; the
 /// smallest mean squared log error wins (ties: the earlier reading). The choice is per grid (one kernel family
 /// and dtype); log-log when the grid has too few counts to tell.
 TokenReading choose_token_reading(const OpGrid& grid);
+
+/// Sets OpGrid::token_reading of every grid of a GEMM table (op "gemm"; other tables are left alone), as a table
+/// is loaded.
+void choose_token_readings(OpTable& table);
 
 struct GemmCurve {
   double n = 0, k = 0;

@@ -46,8 +46,7 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
     return false;
   }
   out.fingerprint = key;
-  if (out.op == "gemm")
-    for (OpGrid& g : out.grids) g.token_reading = static_cast<std::uint8_t>(choose_token_reading(g));
+  choose_token_readings(out);
   std::lock_guard<std::mutex> lock(table_cache_mutex());
   table_cache().emplace(key, out);
   return true;
