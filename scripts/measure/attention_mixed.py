@@ -38,7 +38,7 @@ import math
 import random
 import sys
 
-from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu, time_calls
+from gpu_timing import CellLog, add_run_args, nvml_clock, open_gpu, time_calls
 
 PREFILL_B = [1, 2, 4, 8, 16, 32, 64, 128]
 PREFILL_S = [16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 10240, 12288, 16384]
@@ -54,12 +54,10 @@ COLUMNS = ["framework", "version", "device", "kernel_source", "num_heads", "num_
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="CSV to write (appended to as cells finish)")
+    add_run_args(ap, 400.0)
     ap.add_argument("--configs", default="32:8:128,64:8:128,8:1:128",
                     help="heads:kv_heads:head_dim list (Llama-3.1-8B TP1, Qwen3-32B / Llama-3.1-70B TP1, "
                          "Llama-3.1-70B TP8)")
-    ap.add_argument("--deadline-s", type=float, default=400.0, help="stop starting new cells after this")
-    add_block_args(ap)
     ap.add_argument("--seed", type=int, default=1, help="seed of the mixed batches' lengths")
     ap.add_argument("--smoke", action="store_true", help="a few cells per set (checks the script runs)")
     ap.add_argument("--sets", default="",

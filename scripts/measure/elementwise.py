@@ -30,7 +30,7 @@ Each cell as gpu_timing.time_calls times it: CALLS calls in one CUDA graph, medi
 """
 import argparse
 
-from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu
+from gpu_timing import CellLog, add_run_args, nvml_clock, open_gpu
 
 KERNELS = ["copy", "add", "rms_norm", "row_sum", "add_rms_norm_inductor", "silu_mul_inductor", "rope_inductor"]
 HIDDEN = [1024, 4096, 8192]
@@ -51,9 +51,7 @@ def widths(kernel):
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="CSV to write")
-    ap.add_argument("--deadline-s", type=float, default=240.0, help="stop starting new cells after this")
-    add_block_args(ap)
+    add_run_args(ap, 240.0)
     ap.add_argument("--smoke", action="store_true", help="a few cells of each kernel (checks the script runs)")
     ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated subset of " + ", ".join(KERNELS))
     return ap.parse_args()

@@ -26,7 +26,7 @@ import random
 import sys
 import time
 
-from gpu_timing import add_block_args, nvml_clock, settle, time_calls
+from gpu_timing import add_run_args, nvml_clock, settle, time_calls
 
 # n and k: AIConfigurator's lines from 64 to 16384 plus lines where theirs are a factor 1.5-2 apart (192, 384,
 # 640, 896, 1280, 1792, 4608, 9216, 14336); their 51200 / 65536 lines are left out as too costly for one
@@ -43,10 +43,8 @@ COLUMNS = ["framework", "version", "device", "op_name", "kernel_source", "gemm_d
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="CSV to write (appended to as cells finish)")
+    add_run_args(ap, 540.0, "(n, k) pairs")
     ap.add_argument("--resume", nargs="*", default=[], help="CSVs whose cells are already measured")
-    ap.add_argument("--deadline-s", type=float, default=540.0, help="stop starting new (n, k) pairs after this")
-    add_block_args(ap)
     ap.add_argument("--retest", type=int, default=400, help="cells measured again at the end (test-retest)")
     ap.add_argument("--nk", type=str, default="", help="comma list overriding the n/k grid (smoke runs)")
     ap.add_argument("--m", type=str, default="", help="comma list overriding the m grid (smoke runs)")

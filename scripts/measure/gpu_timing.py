@@ -12,8 +12,12 @@ def open_gpu(torch, script):
     return torch.cuda.get_device_properties(0), gen
 
 
-def add_block_args(ap):
-    """The timing options every measuring script takes: --blocks and --block-us (see time_calls)."""
+def add_run_args(ap, deadline_s, deadline_of="cells"):
+    """The options every measuring script takes: --out (rows appended as cells finish), --deadline-s, and the timing
+    options --blocks and --block-us (see time_calls)."""
+    ap.add_argument("--out", required=True, help="CSV to write (appended to as cells finish)")
+    ap.add_argument("--deadline-s", type=float, default=deadline_s,
+                    help="stop starting new %s after this" % deadline_of)
     ap.add_argument("--blocks", type=int, default=5, help="timed blocks per cell; the median is kept")
     ap.add_argument("--block-us", type=float, default=300.0, help="minimum length of one timed block")
 

@@ -28,7 +28,7 @@ memory-efficient SDPA decode (`attention_decode_mea`) and a plain sum over the s
 import argparse
 
 from attention_mixed import flash
-from gpu_timing import CellLog, add_block_args, nvml_clock, open_gpu, time_calls
+from gpu_timing import CellLog, add_run_args, nvml_clock, open_gpu, time_calls
 
 ATTN_CONFIGS = [(32, 8, 128), (8, 1, 128), (64, 8, 128), (16, 2, 128), (32, 4, 128)]
 DECODE_B = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -52,9 +52,7 @@ COLUMNS = ["device", "version", "op", "num_heads", "num_kv_heads", "head_dim", "
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="CSV to write")
-    ap.add_argument("--deadline-s", type=float, default=300.0, help="stop starting new cells after this")
-    add_block_args(ap)
+    add_run_args(ap, 300.0)
     ap.add_argument("--smoke", action="store_true", help="a few cells of each op (checks the script runs)")
     ap.add_argument("--kernels", action="store_true",
                     help="the taper sizes on multi-head (kv_heads = heads) shapes for three kernels: FlashAttention-2 "
