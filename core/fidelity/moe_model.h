@@ -14,6 +14,7 @@
 /// (AIConfigurator's "balanced" assignment, or its power-law one where no balanced rows exist) against tokens;
 /// a batch with a sampled assignment costs table(T) x max_r F_r / F_reference(T).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/fidelity/interpolation.h"
@@ -33,6 +34,9 @@ enum class MoeRouting : std::uint8_t {
 /// tables predicted from their balanced ones (servesim_opcheck's "skew"; docs/validation.md).
 constexpr int kMoeBlockRowsMin = 16;
 constexpr int kMoeBlockRowsMax = 128;
+
+/// Draws of a power-law reference's mean slowest-rank cost per measured token count (MoePredictor::build).
+constexpr int kMoeReferenceDraws = 32;
 
 /// The kernel's per-rank cost terms (us).
 struct MoeRankCost {
@@ -58,6 +62,10 @@ struct MoeLayerTime {
   double total_us() const { return dispatch_us + experts_us + combine_us; }
 };
 
+/// The distribution field of AIConfigurator's MoE rows measured with power-law exponent `alpha`
+/// ("power_law_1.01", "power_law_1.2"); empty for an exponent it did not measure.
+std::string measured_power_law_key(double alpha);
+
 /// Expert loads for `tokens` tokens: counts[e] = tokens routed to expert e (sum = tokens * topk).
 void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int experts, int topk, Rng& rng,
                std::vector<std::int64_t>& counts);
@@ -76,7 +84,9 @@ double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& c
 /// interpolated residual measured / model (kProduct), which puts a step where the model's row blocks step (a kernel
 /// whose latency is flat while T x topk / E stays within one block: vLLM's FlashInfer CUTLASS FP8 MoE with 512
 /// experts and top-22 on H100, 14.3 ms at 2048 tokens, 30.5 / 29.0 ms at 3072 / 4096, 44.9 ms at 6144). A curve of
-/// the power-law reference (A100) stays log-log: it is one draw of AIConfigurator's generator.
+/// a power-law reference (a scenario's power-law routing with a measured exponent; A100, which has no balanced rows)
+/// stays log-log: it is a mean over a few of AIConfigurator's draws, and a batch's sampled loads scale it by their
+/// slowest rank against the mean of the model's own draws.
 class MoePredictor {
  public:
   enum class Interp { kRaw, kAffine, kProduct };
@@ -90,12 +100,15 @@ class MoePredictor {
   void set_interp(Interp how) { interp_ = how; }
   /// Latency (us) of one MoE layer for `tokens` tokens with these expert loads (empty: the reference routing).
   double us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
-  /// The reference routing's slowest-rank model value at `tokens` (deterministic).
+  /// The reference routing's slowest-rank model value at `tokens` (deterministic): the balanced assignment's, or
+  /// for a sampled (power-law) reference the mean over kMoeReferenceDraws draws at each measured count, read
+  /// log-log between them and in proportion to the tokens above the last.
   double reference_rank_cost(std::int64_t tokens) const;
   const MoeRankCost& rank_cost() const { return rank_; }
 
  private:
   LogCurve curve_, residual_;
+  LogCurve sampled_ref_;  ///< a sampled reference's mean slowest-rank cost at the measured counts
   Interp interp_ = Interp::kRaw;
   MoeRouting ref_ = MoeRouting::kBalanced;
   double ref_alpha_ = 1.01;

@@ -314,21 +314,35 @@ void TableCostModel::build_moe() {
                                   key_int(p_.tp_ffn),
                                   key_int(p_.ep_ffn),
                                   "balanced"};
-  MoeRouting ref = MoeRouting::kBalanced;
-  double alpha = 1.01;
-  const OpGrid* g = t_.moe.find(key);
-  if (!g && fe == WeightFormat::kFp8) {  // online FP8 on a shape measured block-scaled only
-    key[0] = "fp8_block";
-    g = t_.moe.find(key);
-  }
-  if (!g) {  // A100 has power-law rows only
+  // The grid of this distribution, else online FP8's block-scaled twin (a shape measured block-scaled only).
+  auto find = [&](const std::string& distribution) {
     key[0] = dt;
-    key[7] = "power_law_1.01";
-    g = t_.moe.find(key);
+    key[7] = distribution;
+    const OpGrid* found = t_.moe.find(key);
+    if (!found && fe == WeightFormat::kFp8) {
+      key[0] = "fp8_block";
+      found = t_.moe.find(key);
+    }
+    return found;
+  };
+  // Power-law routing with an exponent AIConfigurator measured prices from that curve; any other routing scales
+  // the balanced curve by the model (A100, which has power-law rows only, scales its alpha 1.01 curve).
+  MoeRouting ref = MoeRouting::kPowerLaw;
+  double alpha = alpha_;
+  const std::string measured = measured_power_law_key(alpha_);
+  const OpGrid* g = routing_ == MoeRouting::kPowerLaw && !measured.empty() ? find(measured) : nullptr;
+  if (!g) {
+    ref = MoeRouting::kBalanced;
+    g = find("balanced");
+  }
+  if (!g) {
     ref = MoeRouting::kPowerLaw;
+    alpha = 1.01;
+    g = find(measured_power_law_key(alpha));
   }
   if (!g) return;
   moe_dtype_ = g->key[0];
+  moe_distribution_ = g->key[7];
   if (moe_.build(*g, ref, alpha, moe_rank_, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok),
                  p_.ep_ffn))
     source_[static_cast<int>(OpFamily::kMoe)] = PriceSource::kTable;

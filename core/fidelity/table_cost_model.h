@@ -83,6 +83,9 @@ class TableCostModel : public CostModel {
   const WeightFormats& weight_formats() const { return formats_; }
   /// The moe.json "dtype" of the grid pricing the routed experts ("" when none).
   const std::string& moe_grid_dtype() const { return moe_dtype_; }
+  /// The routing the MoE grid was measured with: balanced, or power_law_1.01 / power_law_1.2 for a scenario's
+  /// power-law routing with that exponent (and A100, which has only power-law rows).
+  const std::string& moe_grid_distribution() const { return moe_distribution_; }
   double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
   /// `beside_prefill`: the step also holds prompt tokens, in the same attention call where the engine runs one
   /// (vLLM's unified varlen call; AttentionGeometry::ungrouped_beside_prefill).
@@ -137,10 +140,6 @@ class TableCostModel : public CostModel {
   const BackendConstants& constants() const { return k_; }
   void set_constants(const BackendConstants& k) { k_ = k; }
   MoeRouting routing() const { return routing_; }
-  void set_routing(MoeRouting r, double alpha) {
-    routing_ = r;
-    alpha_ = alpha;
-  }
 
  private:
   LogCurve p2p_hop_;  ///< send/recv time (us) against bytes for this role's hop placement; empty = link roofline
@@ -200,6 +199,7 @@ class TableCostModel : public CostModel {
   ModelSpec m_;
   WeightFormats formats_;
   std::string moe_dtype_;
+  std::string moe_distribution_;  ///< the MoE grid's routing: balanced, power_law_1.01 or power_law_1.2
   GpuSpec g_;
   Parallelism p_;
   EngineOptions e_;

@@ -60,6 +60,9 @@ std::string TableCostModel::describe() const {
     if (mla_decode_.ok()) d += " mla_generation" + name(mla_decode_);
     d += module ? " minus GEMM-table projections (capped by the modules)" : ", projections from the GEMM table";
   }
+  if (m_.is_moe() && part_ != CostPart::kAttention && source_[static_cast<int>(OpFamily::kMoe)] == PriceSource::kTable)
+    d += "; MoE experts from the " + moe_distribution_ + " routing curve, scaled per step by the slowest EP rank of " +
+         "its sampled routing";
   if (use_deepep_)
     d += "; EP all-to-all from SGLang DeepEP tables " + (t_.deepep_from.empty() ? t_.gpu : t_.deepep_from) + "/sglang" +
          (t_.deepep_from.empty() ? "" : " moved to the " + g_.name + " datasheet") + " (" +

@@ -1,5 +1,7 @@
 // The MoE expert-parallel all-to-all: dispatch before and combine after the experts, the combine waiting for
 // the slowest rank.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "core/fidelity/table_cost_model.h"
@@ -18,14 +20,15 @@ Parallelism ep_par(int ep, int dp_attn = 1) {
   return p;
 }
 
-std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep, int dp_attn = 1) {
+std::unique_ptr<TableCostModel> table_model(const std::string& gpu, int ep, int dp_attn = 1,
+                                            const EngineOptions& e = EngineOptions{}) {
   ProfileTables t;
   std::string err;
   const ModelSpec m = test::bundled_model("Qwen3-30B-A3B");
   REQUIRE(load_profile_tables(test::catalog(), gpu, "vllm", m, t, err));
   EfficiencyCurves c;
   load_efficiency_curves(test::catalog(), c);
-  return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), ep_par(ep, dp_attn), EngineOptions{}, std::move(t),
+  return std::make_unique<TableCostModel>(m, test::bundled_gpu(gpu), ep_par(ep, dp_attn), e, std::move(t),
                                           std::move(c), 7);
 }
 
@@ -96,4 +99,38 @@ TEST_CASE("skewed routing makes the combine wait longer for the slowest rank tha
     CHECK(s.combine_start_us() > 1.2 * b.combine_start_us());
     CHECK(s.total_us() == Approx(s.dispatch_us + s.experts_us + s.combine_us));
   }
+}
+
+TEST_CASE("power-law routing with a measured exponent prices from that exponent's curve, other routings from the "
+          "balanced one",
+          "[fidelity][moe][ep]") {
+  const ModelSpec model = test::bundled_model("Qwen3-30B-A3B");
+  ProfileTables t;
+  std::string err;
+  REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", model, t, err));
+  auto measured = [&](const char* distribution, double tokens) {
+    const OpGrid* g = t.moe.find({"bfloat16", "2048", "768", "8", "128", "1", "8", distribution});
+    REQUIRE(g != nullptr);
+    const auto& x = g->axes[0];
+    const auto i = static_cast<std::size_t>(std::find(x.begin(), x.end(), tokens) - x.begin());
+    REQUIRE(i < x.size());
+    return g->values[i];
+  };
+  struct Case {
+    const char* routing;
+    double alpha;
+    const char* grid;
+  };
+  for (const Case& c : {Case{"power_law", 1.2, "power_law_1.2"}, Case{"power_law", 1.01, "power_law_1.01"},
+                        Case{"power_law", 1.1, "balanced"}, Case{"uniform", 1.2, "balanced"},
+                        Case{"balanced", 1.2, "balanced"}}) {
+    INFO(c.routing << " " << c.alpha);
+    EngineOptions e;
+    e.moe_routing = c.routing;
+    e.moe_power_law_alpha = c.alpha;
+    auto m = table_model("H100-SXM", 8, 1, e);
+    CHECK(m->moe_grid_distribution() == c.grid);
+    CHECK(m->moe_us(4096, {}) == Approx(measured(c.grid, 4096)).epsilon(1e-9));
+  }
+  CHECK(measured("power_law_1.2", 4096) != measured("balanced", 4096));
 }

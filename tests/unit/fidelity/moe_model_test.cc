@@ -175,3 +175,59 @@ TEST_CASE("the MoE predictor reads a stepped curve through the row-block model a
   REQUIRE(pl.build(curve_grid(tokens, affine), MoeRouting::kPowerLaw, 1.2, k, 128, 4, 1));
   CHECK(pl.interp() == MoePredictor::Interp::kRaw);
 }
+
+TEST_CASE("power-law loads never give an expert more rows than tokens, nor the rounding remainder to the "
+          "lowest-numbered experts",
+          "[fidelity][moe]") {
+  std::vector<std::int64_t> c;
+  // Alpha 1.2 over 128 experts at top-8: the heaviest draw exceeds 1 / 8 of the rows, more than one per token.
+  Rng rng(11, 5);
+  for (std::int64_t tokens : {4096, 12288}) {
+    for (int d = 0; d < 16; ++d) {
+      moe_loads(MoeRouting::kPowerLaw, 1.2, tokens, 128, 8, rng, c);
+      CHECK(total(c) == tokens * 8);
+      CHECK(*std::max_element(c.begin(), c.end()) <= tokens);
+    }
+  }
+  // 2 tokens x top-16 over 896 experts: every weight rounds to 0 and all 32 rows are the remainder. They go to the
+  // 32 largest weights, spread over the experts, not to experts 0-31 (the first EP rank of 32 holds 0-27).
+  int on_first_rank = 0;
+  for (int d = 0; d < 64; ++d) {
+    moe_loads(MoeRouting::kPowerLaw, 1.01, 2, 896, 16, rng, c);
+    CHECK(total(c) == 32);
+    CHECK(*std::max_element(c.begin(), c.end()) <= 2);
+    on_first_rank += static_cast<int>(std::count_if(c.begin(), c.begin() + 28, [](std::int64_t x) { return x > 0; }));
+  }
+  CHECK(on_first_rank / 64.0 < 3.0);  // one expected (32 x 28 / 896)
+}
+
+TEST_CASE("a power-law reference curve is the mean of its draws: sampled loads average back to the measured curve",
+          "[fidelity][moe]") {
+  OpGrid g = curve_grid({1, 16, 256, 4096}, {50, 250, 300, 1400});
+  g.key[7] = "power_law_1.2";
+  MoeRankCost k;
+  k.t0 = 0;
+  k.t_weight = 2.0;
+  k.t_block = 0.5;
+  k.block_m = 64;
+  MoePredictor p;
+  REQUIRE(p.build(g, MoeRouting::kPowerLaw, 1.2, k, 128, 8, 8));
+  CHECK(p.interp() == MoePredictor::Interp::kRaw);
+  CHECK(p.us(256, {}) == 300);
+  // Between the measured counts the reference is read, not redrawn: the same value on every call.
+  CHECK(p.reference_rank_cost(1000) == p.reference_rank_cost(1000));
+  Rng rng(5, 5);
+  std::vector<std::int64_t> loads;
+  for (std::int64_t t : {256, 4096}) {
+    double sum = 0;
+    const int draws = 256;
+    for (int d = 0; d < draws; ++d) {
+      moe_loads(MoeRouting::kPowerLaw, 1.2, t, 128, 8, rng, loads);
+      sum += p.us(t, loads);
+    }
+    CHECK(sum / draws == Approx(p.us(t, {})).epsilon(0.05));
+  }
+  CHECK(measured_power_law_key(1.2) == "power_law_1.2");
+  CHECK(measured_power_law_key(1.01) == "power_law_1.01");
+  CHECK(measured_power_law_key(1.1).empty());
+}
