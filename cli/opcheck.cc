@@ -352,7 +352,7 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
 
 OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   OJson out;
-  ApeStats interp, skew, noskew;
+  ApeStats interp, skew, noskew, measured_skew;
   ApeStats fixed[3], fixed_balanced[3], sim_balanced;  // every curve read one way (MoePredictor::Interp order)
   int chose[3] = {0, 0, 0};  // balanced curves per reading
   std::map<std::vector<std::string>, const OpGrid*> by_key;
@@ -378,6 +378,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
             const double pred = p.us(tokens, {});
             interp.add(pred, g.values[i]);
             if (balanced) sim_balanced.add(pred, g.values[i]);
+            else measured_skew.add(pred, g.values[i]);
             for (int m = 0; m < 3; ++m) {
               f.set_interp(static_cast<MoePredictor::Interp>(m));
               const double fm = f.us(tokens, {});
@@ -402,7 +403,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
         const double truth = pl.values[i];
         if (std::isnan(truth)) continue;
         const auto tokens = static_cast<std::int64_t>(pl.axes[0][i]);
-        // The measurement is one draw of the generator; predict the mean over draws.
+        // The measurement is a mean over a few draws of the generator; predict the mean over draws.
         Rng rng(1234, static_cast<std::uint64_t>(tokens));
         std::vector<std::int64_t> loads;
         double sum = 0;
@@ -433,7 +434,11 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   out["skew"] = OJson{{"what", "power-law measurements predicted from the balanced curve x sampled power-law "
                                "assignments (slowest-rank model), mean of 16 draws"},
                       {"slowest_rank_model", skew.json()},
-                      {"balanced_curve_only", noskew.json()}};
+                      {"balanced_curve_only", noskew.json()},
+                      {"measured_exponent_own_curve",
+                       OJson{{"what", "a scenario's power-law routing with a measured exponent prices from that "
+                                      "curve: its held-out token counts, read log-log"},
+                             {"stats", measured_skew.json()}}}};
   return out;
 }
 

@@ -319,9 +319,10 @@ def main():
               "Held-out token counts (every third interior count of every measured curve) read one way for every "
               "curve, against the simulator, which picks the reading per balanced curve by cross-validation on the "
               "kept counts (every other interior one held out again; smallest mean squared log error) and reads "
-              "power-law curves (one draw of AIConfigurator's generator; A100 has only these) log-log. `model x "
-              "residual` is the slowest-rank model of AIConfigurator's balanced assignment (row blocks of 16-128 "
-              "rows per expert) times the interpolated measured / model ratio. `chosen`: balanced curves per reading "
+              "power-law curves (each point a mean over draws of AIConfigurator's generator, five in its vLLM "
+              "collector; A100 has only these) log-log. `model x residual` is the slowest-rank model of the curve's routing (AIConfigurator's "
+              "balanced assignment, or the mean of 32 power-law draws; row blocks of 16-128 rows per expert) times "
+              "the interpolated measured / model ratio. `chosen`: balanced curves per reading "
               "(log-log / affine / model).", "",
               "| GPU / backend | simulator p50 / p95 | log-log | affine | model x residual | balanced curves p95: "
               "simulator, log-log / affine / model | chosen |",
@@ -343,15 +344,21 @@ def main():
     lines += ["", "### MoE routing skew: slowest-rank model", "",
               "Power-law measurements (AIConfigurator's generator, alpha 1.01 and 1.2, EP ranks 1-256) predicted "
               "from the balanced curve times the slowest-rank model of sampled power-law assignments (mean of 16 "
-              "draws), against using the balanced curve as is.", "",
-              "| GPU / backend | n | slowest-rank model p50 / p95 | balanced curve only p50 / p95 |",
-              "|---|---|---|---|"]
+              "draws), against using the balanced curve as is: how routing the tables did not measure (uniform, "
+              "other exponents) is priced. A scenario's power-law routing with a measured exponent prices from that "
+              "exponent's own curve instead; its error is that curve's held-out token counts (last column, the "
+              "power-law part of the moe family row).", "",
+              "| GPU / backend | n | slowest-rank model p50 / p95 | balanced curve only p50 / p95 | "
+              "measured exponent, own curve: n, p50 / p95 |",
+              "|---|---|---|---|---|"]
     for rep in results:
         sk = rep["families"].get("moe", {}).get("skew")
         if sk and sk["slowest_rank_model"]["n"]:
             a, b = sk["slowest_rank_model"], sk["balanced_curve_only"]
-            lines.append("| %s/%s | %d | %.1f%% / %.1f%% | %.1f%% / %.1f%% |" % (
-                rep["gpu"], rep["backend"], a["n"], a["p50"], a["p95"], b["p50"], b["p95"]))
+            c = sk["measured_exponent_own_curve"]["stats"]
+            lines.append("| %s/%s | %d | %.1f%% / %.1f%% | %.1f%% / %.1f%% | %d, %.1f%% / %.1f%% |" % (
+                rep["gpu"], rep["backend"], a["n"], a["p50"], a["p95"], b["p50"], b["p95"], c["n"], c["p50"],
+                c["p95"]))
     lines += transfer_lines(transfer)
     lines += ["", "### Datasheet efficiency curves, leave one GPU out", "",
               "Used only for what the reference GPU's tables lack (A100 as reference: MLA, sliding-window grids), and "
