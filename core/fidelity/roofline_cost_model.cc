@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/fidelity/batch_split.h"
+#include "core/fidelity/memory_model.h"
 #include "core/sim/det_math.h"
 
 namespace servesim {
@@ -11,11 +12,11 @@ namespace servesim {
 RooflineCostModel::RooflineCostModel(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,
                                      const EngineOptions& engine, RooflineConstants k)
     : m_(model), g_(gpu), p_(par), k_(k) {
-  w_bytes_ = dtype_bytes(engine.dtype);
+  // Each module's weights as the table model stores them (weight_format.h): a pre-quantised checkpoint's own format
+  // (FP8, block-FP8, MXFP4 experts), else the engine dtype's.
+  formats_ = weight_formats(model, engine.dtype);
   async_host_ = async_hides_host_time(engine, p_.pp);
-  kv_bytes_ = engine.kv_cache_dtype == "auto" ? w_bytes_ : dtype_bytes(engine.kv_cache_dtype);
-  if (engine.dtype == "fp8") kv_bytes_ = engine.kv_cache_dtype == "auto" ? 2.0 : kv_bytes_;  // FP8 weights keep a 16-bit cache by default
-  peak_flops_ = (engine.dtype == "fp8" && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
+  kv_bytes_ = kv_element_bytes(engine);
   heads_local_ = static_cast<double>(m_.num_attention_heads) / p_.tp_attn;
   if (m_.is_mla()) {
     // MLA with absorbed projections behaves like multi-query attention over the latent (kv_lora_rank + rope).
@@ -34,15 +35,16 @@ std::string RooflineCostModel::describe() const { return "roofline from the " + 
 
 double RooflineCostModel::mem_ns(double bytes) const { return bytes / (g_.hbm_tb_s * 1e12 * k_.memory_efficiency) * 1e9; }
 
-double RooflineCostModel::compute_ns(double flops, double efficiency) const {
-  return flops / (peak_flops_ * efficiency) * 1e9;
+double RooflineCostModel::compute_ns(double flops, double efficiency, bool fp8_math) const {
+  const double peak = (fp8_math && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
+  return flops / (peak * efficiency) * 1e9;
 }
 
-double RooflineCostModel::gemm_ns(double m, double n, double k) const {
+double RooflineCostModel::gemm_ns(double m, double n, double k, WeightFormat weights) const {
   if (m <= 0) return 0;
   const double flops = 2.0 * m * n * k;
-  const double bytes = k * n * w_bytes_ + (m * k + m * n) * a_bytes_;
-  return std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+  const double bytes = k * n * weight_format_bytes(weights, m_) + (m * k + m * n) * a_bytes_;
+  return std::max(compute_ns(flops, k_.gemm_efficiency, is_fp8(weights)), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
 }
 
 double RooflineCostModel::qk_norm_all_reduces_ns(double tokens) const {
@@ -87,8 +89,11 @@ double RooflineCostModel::moe_experts_ns(double T) const {
   const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
   const double touched = e_local * (1.0 - det_pow(1.0 - 1.0 / m_.num_experts, T * m_.num_experts_per_tok));
   const double flops = 2.0 * rows * 3.0 * H * inter;
-  const double bytes = touched * 3.0 * H * inter * w_bytes_ + rows * (H + inter) * 2 * a_bytes_;
-  return std::max(compute_ns(flops, k_.gemm_efficiency), mem_ns(bytes)) + 2 * k_.kernel_fixed_us * 1e3;
+  // MXFP4 experts run weight-only (w4a16) on GPUs without FP4 tensor cores: their bytes, 16-bit math.
+  const double bytes = touched * 3.0 * H * inter * weight_format_bytes(formats_.experts, m_) +
+                       rows * (H + inter) * 2 * a_bytes_;
+  return std::max(compute_ns(flops, k_.gemm_efficiency, is_fp8(formats_.experts)), mem_ns(bytes)) +
+         2 * k_.kernel_fixed_us * 1e3;
 }
 
 double RooflineCostModel::all_to_all_ns(double T) const {
@@ -116,14 +121,14 @@ double RooflineCostModel::prefill_attention_ns(const std::vector<PrefillChunk>& 
     flops += 2.0 * heads_local_ * (qk_dim_ + v_dim_) * pairs;
     bytes += ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_ + q * heads_local_ * (qk_dim_ + v_dim_) * a_bytes_;
   }
-  return std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+  return std::max(compute_ns(flops, k_.attention_efficiency, false), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
 }
 
 double RooflineCostModel::decode_attention_ns(double ctx) const {
   if (ctx <= 0) return 0;
   const double flops = 2.0 * heads_local_ * (qk_dim_ + v_dim_) * ctx;
   const double bytes = ctx * kv_heads_local_ * (qk_dim_ + v_dim_) * kv_bytes_;
-  return std::max(compute_ns(flops, k_.attention_efficiency), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
+  return std::max(compute_ns(flops, k_.attention_efficiency, false), mem_ns(bytes)) + k_.kernel_fixed_us * 1e3;
 }
 
 double RooflineCostModel::attn_gemm_ns(double T) const {
@@ -137,7 +142,7 @@ double RooflineCostModel::attn_gemm_ns(double T) const {
     qkv_n = (heads_local_ + 2 * kv_heads_local_) * m_.head_dim;
   }
   const double o_k = heads_local_ * (m_.is_mla() ? m_.v_head_dim : m_.head_dim);
-  return L * (gemm_ns(T, qkv_n, H) + gemm_ns(T, H, o_k));
+  return L * (gemm_ns(T, qkv_n, H, formats_.attention) + gemm_ns(T, H, o_k, formats_.attention));
 }
 
 double RooflineCostModel::ffn_gemm_ns(double T) const {
@@ -146,13 +151,13 @@ double RooflineCostModel::ffn_gemm_ns(double T) const {
   double ffn_total = 0;
   if (dense_layers > 0) {
     const double inter = static_cast<double>(m_.intermediate_size) / p_.tp_ffn;
-    ffn_total += dense_layers * (gemm_ns(T, 2 * inter, H) + gemm_ns(T, H, inter));
+    ffn_total += dense_layers * (gemm_ns(T, 2 * inter, H, formats_.dense) + gemm_ns(T, H, inter, formats_.dense));
   }
   if (m_.is_moe()) {
     double moe = gemm_ns(T, static_cast<double>(m_.num_experts), H);  // router
     if (m_.shared_expert_intermediate_size > 0) {
       const double sh = static_cast<double>(m_.shared_expert_intermediate_size) / p_.tp_ffn;
-      moe += gemm_ns(T, 2 * sh, H) + gemm_ns(T, H, sh);
+      moe += gemm_ns(T, 2 * sh, H, formats_.dense) + gemm_ns(T, H, sh, formats_.dense);
     }
     ffn_total += static_cast<double>(m_.moe_layers()) * moe;
   }

@@ -7,6 +7,7 @@
 #include "core/fidelity/pipeline_hop.h"
 #include "core/spec/deployment_spec.h"
 #include "core/spec/model_spec.h"
+#include "core/spec/weight_format.h"
 
 namespace servesim {
 
@@ -36,8 +37,9 @@ class RooflineCostModel : public CostModel {
   int pipeline_stages() const override { return p_.pp; }
   std::string describe() const override;
 
-  /// Time of one dense GEMM [m x k] x [k x n] on one GPU, ns.
-  double gemm_ns(double m, double n, double k) const;
+  /// Time of one dense GEMM [m x k] x [k x n] on one GPU with weights stored as `weights` (their bytes; FP8 formats
+  /// at the FP8 tensor peak where the GPU has one, else 16-bit math), ns.
+  double gemm_ns(double m, double n, double k, WeightFormat weights = WeightFormat::kBf16) const;
   /// `bytes` through one GPU's link (NVLink inside a node, else the network) at bandwidth x efficiency, plus the link
   /// latency, ns.
   double link_ns(double bytes, bool intra_node) const;
@@ -75,16 +77,16 @@ class RooflineCostModel : public CostModel {
   double ffn_gemm_ns(double tokens) const;   // dense FFN, router and shared expert, all layers
   /// Host time of a step; `launch_wait_ns` gets the part spent waiting on eager kernel launches.
   double overhead_ns(const BatchShape& s, double gpu_ns, double& launch_wait_ns) const;
-  double compute_ns(double flops, double efficiency) const;
+  /// `flops` at the FP8 (`fp8_math`, where the GPU has FP8 tensor cores) or 16-bit dense peak x efficiency, ns.
+  double compute_ns(double flops, double efficiency, bool fp8_math) const;
 
   ModelSpec m_;
   GpuSpec g_;
   Parallelism p_;
   RooflineConstants k_;
-  double w_bytes_;      // bytes per weight element
-  double a_bytes_ = 2;  // activations are 16-bit
-  double kv_bytes_;     // bytes per KV element
-  double peak_flops_;   // dense tensor FLOP/s for the weight dtype
+  WeightFormats formats_;  // how each module's weights are stored (bytes and math of its GEMMs)
+  double a_bytes_ = 2;     // activations are 16-bit
+  double kv_bytes_;        // bytes per KV element
   double heads_local_, kv_heads_local_, qk_dim_, v_dim_;
   int layers_per_stage_;
   bool async_host_ = false;  // async_hides_host_time: only host time beyond the step's GPU time is exposed

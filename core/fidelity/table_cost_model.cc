@@ -127,8 +127,9 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
 }
 
 TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double count, WeightFormat f) const {
-  f = math_format(f);
   GemmUse g;
+  g.weights = f;
+  f = math_format(f);
   g.count = count;
   g.fp8 = is_fp8(f);
   g.table.n = n;

@@ -152,7 +152,8 @@ class TableCostModel : public CostModel {
     GemmCurve table;  ///< empty = datasheet
     bool grid = false;  ///< a grid of this format exists (an empty `table` then means no measured cell near it)
     double count = 1; ///< per layer
-    bool fp8 = false;
+    bool fp8 = false;  ///< FP8 tensor-core math (math_format of the weights)
+    WeightFormat weights = WeightFormat::kBf16;  ///< how the weights are stored (the datasheet path's bytes)
     /// The table's time includes an input quantisation kernel that the engine fuses into the elementwise kernel
     /// before the GEMM (fused_input_quant): its time is taken off (input_quant_us).
     bool quant_fused = false;
@@ -166,7 +167,7 @@ class TableCostModel : public CostModel {
   /// The format whose kernels run `f` on this GPU (FP8 on a GPU without FP8 tensor cores: bf16 math).
   WeightFormat math_format(WeightFormat f) const;
   double gemm_use_us(const GemmUse& g, double m, bool* extrap) const;
-  double datasheet_gemm_us(double m, double n, double k, bool fp8) const;
+  double datasheet_gemm_us(double m, double n, double k, WeightFormat weights) const;
   void build_gemms();
   /// An attention grid chosen for this role's heads: its predictor, the head ratio its prices scale by, and
   /// whether it is another head configuration's (flagged as approximate when it prices).

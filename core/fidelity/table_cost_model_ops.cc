@@ -19,11 +19,10 @@ void TableCostModel::count(OpFamily f, bool extrapolated) const {
   if (extrapolated) ++extrapolated_[static_cast<int>(f)];
 }
 
-double TableCostModel::datasheet_gemm_us(double m, double n, double k, bool fp8) const {
-  (void)fp8;
-  const double roof = roofline_.gemm_ns(m, n, k) / 1e3;
+double TableCostModel::datasheet_gemm_us(double m, double n, double k, WeightFormat weights) const {
+  const double roof = roofline_.gemm_ns(m, n, k, weights) / 1e3;
   if (!curves_.ok) return roof;
-  const LogCurve& c = fp8 ? curves_.gemm_fp8 : curves_.gemm_bf16;
+  const LogCurve& c = is_fp8(math_format(weights)) ? curves_.gemm_fp8 : curves_.gemm_bf16;
   return roof * c.eval(std::max(m, 1.0));
 }
 
@@ -31,7 +30,7 @@ double TableCostModel::gemm_use_us(const GemmUse& g, double m, bool* extrap) con
   if (m <= 0) return 0;
   if (!g.table.ok()) {
     if (extrap && g.grid) *extrap = true;  // the format's grid has no measured cell near this shape
-    return datasheet_gemm_us(m, g.table.n, g.table.k, g.fp8);
+    return datasheet_gemm_us(m, g.table.n, g.table.k, g.weights);
   }
   const double us = g.table.us(m, extrap);
   if (!g.quant_fused) return us;

@@ -217,3 +217,26 @@ TEST_CASE("roofline pipeline hops send what the backend sends", "[fidelity][roof
   CHECK(fam(priced.price(prefill_shape(1000)), OpFamily::kPipelineP2p) ==
         static_cast<SimTime>(t.pipeline_hop_ns(1000) + 0.5));
 }
+
+TEST_CASE("the roofline prices each module's weights in the checkpoint's format", "[fidelity][roofline][quant]") {
+  const GpuSpec h100 = test::bundled_gpu("H100-SXM");
+  Parallelism p;
+  EngineOptions e;  // dtype bfloat16: a pre-quantised checkpoint's own format is used all the same
+  // GEMMs: FP8 weights take one byte (half the time where the weights' bytes bound it) and run at the FP8 peak
+  // where the products bound it.
+  RooflineCostModel r(test::bundled_model("Llama-3.1-8B"), h100, p, e);
+  const double fixed = r.constants().kernel_fixed_us * 1e3;
+  CHECK((r.gemm_ns(1, 8192, 8192, WeightFormat::kFp8) - fixed) ==
+        Approx(0.5 * (r.gemm_ns(1, 8192, 8192, WeightFormat::kBf16) - fixed)).epsilon(0.01));
+  CHECK((r.gemm_ns(16384, 8192, 8192, WeightFormat::kFp8) - fixed) ==
+        Approx((r.gemm_ns(16384, 8192, 8192, WeightFormat::kBf16) - fixed) * h100.bf16_tflops / h100.fp8_tflops)
+            .epsilon(1e-9));
+  // gpt-oss-120b's routed experts are MXFP4 (4.25 bits a weight): a one-token decode step streams the 4 experts it
+  // touches at that size, not at 16 bits.
+  const ModelSpec oss = test::bundled_model("gpt-oss-120b");
+  ModelSpec oss16 = oss;
+  oss16.quant_method.clear();
+  RooflineCostModel q(oss, h100, p, e), b(oss16, h100, p, e);
+  const double ratio = (q.moe_experts_ns(1) - 2 * fixed) / (b.moe_experts_ns(1) - 2 * fixed);
+  CHECK(ratio == Approx(4.25 / 16).epsilon(0.02));
+}
