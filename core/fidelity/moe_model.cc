@@ -142,15 +142,18 @@ void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int expert
             excess += c - tokens;
             c = tokens;
           }
-        while (excess > 0)
+        for (bool moved = true; excess > 0 && moved;) {  // stops when every expert is full (topk > experts)
+          moved = false;
           for (int e : order) {
             auto& c = counts[static_cast<std::size_t>(e)];
             if (excess == 0) break;
             if (c < tokens) {
               ++c;
               --excess;
+              moved = true;
             }
           }
+        }
       }
       return;
     }
@@ -209,8 +212,8 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
   const auto& ys = curve_.ys();
   sampled_ref_ = LogCurve();
   if (ref_ != MoeRouting::kBalanced) {
-    // A sampled reference: the measured curve is the mean over the generator's draws (AIConfigurator times five per token count), so
-    // its model reference is the mean over draws too, read between the measured counts.
+    // A sampled reference: the measured curve is a mean over the generator's draws (AIConfigurator's vLLM collector
+    // times five per token count), so its model reference is the mean over draws too, read between the counts.
     std::vector<double> mean(xs.size());
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const auto t = static_cast<std::int64_t>(xs[i]);
