@@ -207,6 +207,16 @@ def main():
             summ["report"] = "docs/validation.md"
             summ["ops_heldout_ape_pct"] = {f: {k: rep["families"][f]["all"][k] for k in ("n", "p50", "p95")}
                                            for f in FAMILY_ORDER if f in rep["families"]}
+            # MoE routing: a measured power-law exponent prices from its own curve, other routing through the
+            # slowest-rank model from the balanced curve; the error of each (results quote it with the family's).
+            skew = rep["families"].get("moe", {}).get("skew")
+            if skew and skew["slowest_rank_model"]["n"]:
+                pick = lambda st: {k: st[k] for k in ("n", "p50", "p95")}
+                summ["moe_routing_ape_pct"] = {
+                    "power_law_measured_exponent_own_curve": pick(skew["measured_exponent_own_curve"]["stats"]),
+                    "other_routing_slowest_rank_model": pick(skew["slowest_rank_model"])}
+            else:
+                summ.pop("moe_routing_ape_pct", None)
             doc["summary"] = summ
             write_json(path, doc)
     loo, raw = datasheet_loo()
