@@ -13,6 +13,7 @@ const char* token_reading_name(TokenReading r) {
     case TokenReading::kTiles64: return "tiles_64";
     case TokenReading::kTiles128: return "tiles_128";
     case TokenReading::kTiles256: return "tiles_256";
+    case TokenReading::kPow2Clusters: return "pow2_clusters";
   }
   return "log_log";
 }
@@ -28,12 +29,28 @@ double tile_rows(TokenReading r) {
   }
 }
 
+/// Rows launched for m rows by a kernel dispatched on next_pow2(m) that runs clusters of 256 rows above 128
+/// (TokenReading::kPow2Clusters).
+double pow2_cluster_rows(double m) {
+  if (m > 256) return 256 * std::ceil(m / 256);
+  double r = 1;
+  while (r < m) r *= 2;
+  return r;
+}
+
 /// The linear readings at m between (a, ya) and (b, yb), a < m < b: false where `reading` falls back to log-log
-/// (log-log itself; affine where the latency falls; a tile reading below one tile or within one).
+/// (log-log itself; affine where the latency falls; a tile reading below one tile or within one; the cluster
+/// reading where a and b launch the same rows).
 bool read_linear(double a, double b, double ya, double yb, double m, TokenReading reading, double& out) {
   if (reading == TokenReading::kAffine) {
     if (ya > yb) return false;
     out = ya + (m - a) / (b - a) * (yb - ya);  // interp_pair_affine's rising branch
+    return true;
+  }
+  if (reading == TokenReading::kPow2Clusters) {
+    const double ra = pow2_cluster_rows(a), rb = pow2_cluster_rows(b);
+    if (rb <= ra) return false;
+    out = ya + (yb - ya) * (pow2_cluster_rows(m) - ra) / (rb - ra);
     return true;
   }
   const double tile = tile_rows(reading);

@@ -21,9 +21,13 @@ namespace servesim {
 /// (256, 257), ... (docs/validation.md, "Between token counts"). kTiles<T> reads linearly in ceil(m / T) between
 /// ceil(a / T) and ceil(b / T) (flat within a tile; log-log where a < T or both share a tile); kAffine is linear in
 /// m where the latency rises and log-log where it falls (interp_pair_affine); kLogLog a power law.
-enum class TokenReading : std::uint8_t { kLogLog, kAffine, kTiles64, kTiles128, kTiles256 };
-inline constexpr TokenReading kTokenReadings[] = {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
-                                                  TokenReading::kTiles128, TokenReading::kTiles256};
+/// kPow2Clusters reads linearly in the rows a kernel dispatched on next_pow2(m) launches: next_pow2(m) up to 256,
+/// then whole clusters of 256 rows (vLLM's CUTLASS FP8 GEMM on Hopper picks its tile configuration by next_pow2(m)
+/// and above 128 runs 128 x 128 tiles in 2 x 1 clusters); log-log where a and b launch the same rows.
+enum class TokenReading : std::uint8_t { kLogLog, kAffine, kTiles64, kTiles128, kTiles256, kPow2Clusters };
+inline constexpr TokenReading kTokenReadings[] = {TokenReading::kLogLog,   TokenReading::kAffine,
+                                                  TokenReading::kTiles64,  TokenReading::kTiles128,
+                                                  TokenReading::kTiles256, TokenReading::kPow2Clusters};
 const char* token_reading_name(TokenReading r);
 
 /// Token counts grouped as the grids measure them: from 32 tokens on each step edge is a pair (m, m + 1), one group;

@@ -108,11 +108,21 @@ std::vector<double> paired_token_counts() {
   return ms;
 }
 
+/// The measured grids' own counts: 1-16, then step pairs every 16 rows to 257 and every 256 rows to 2049.
+std::vector<double> grid_token_counts() {
+  std::vector<double> ms;
+  for (double m = 1; m <= 16; ++m) ms.push_back(m);
+  for (double m = 32; m <= 256; m += 16) ms.insert(ms.end(), {m, m + 1});
+  for (double m = 512; m <= 2048; m += 256) ms.insert(ms.end(), {m, m + 1});
+  ms.push_back(4096);
+  return ms;
+}
+
 }  // namespace
 
 TEST_CASE("each GEMM grid is read between token counts in the reading its own counts predict best",
           "[fidelity][gemm]") {
-  const std::vector<double> ns = {1024, 4096}, ks = {1024, 4096}, ms = paired_token_counts();
+  const std::vector<double> ns = {1024, 4096}, ks = {1024, 4096}, ms = grid_token_counts();
   // Compute-bound tiles of 128 rows: the time steps with ceil(m / 128) and is flat within a tile.
   const OpGrid tiles = gemm_grid(ns, ks, ms, [](double n, double k, double m) {
     return 5 + 1e-6 * n * k * std::ceil(std::max(m, 128.0) / 128);
@@ -135,9 +145,7 @@ TEST_CASE("a tile reading is exact at the measured counts, flat within a tile an
   const std::vector<double> ys = {10, 40, 50, 60, 70, 100};
   const LogCurve c(xs, ys);
   for (std::size_t i = 0; i < xs.size(); ++i)
-    for (TokenReading r : {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
-                           TokenReading::kTiles128, TokenReading::kTiles256})
-      CHECK(read_tokens(c, xs[i], r) == ys[i]);
+    for (TokenReading r : kTokenReadings) CHECK(read_tokens(c, xs[i], r) == ys[i]);
   // 257 and 384 share the third 128-row tile with 257; 385 is in the fourth, as 512 is.
   CHECK(read_tokens(c, 300, TokenReading::kTiles128) == 50);
   CHECK(read_tokens(c, 384, TokenReading::kTiles128) == 50);
@@ -149,12 +157,34 @@ TEST_CASE("a tile reading is exact at the measured counts, flat within a tile an
   // Affine where the latency rises; never outside the neighbours.
   CHECK(read_tokens(c, 384.5, TokenReading::kAffine) == Approx(55).epsilon(1e-12));
   for (double m = 17; m < 1024; m += 7)
-    for (TokenReading r : {TokenReading::kLogLog, TokenReading::kAffine, TokenReading::kTiles64,
-                           TokenReading::kTiles128, TokenReading::kTiles256}) {
+    for (TokenReading r : kTokenReadings) {
       const double v = read_tokens(c, m, r);
       CHECK(v >= 10);
       CHECK(v <= 100);
     }
+}
+
+TEST_CASE("a kernel dispatched on next_pow2(m) with 256-row clusters above is read in the rows it launches",
+          "[fidelity][gemm]") {
+  const std::vector<double> ms = grid_token_counts();
+  auto rows = [](double m) {
+    if (m > 256) return 256 * std::ceil(m / 256);
+    double r = 1;
+    while (r < m) r *= 2;
+    return r;
+  };
+  const std::vector<double> ns = {1024, 4096}, ks = {1024, 4096};
+  const OpGrid g = gemm_grid(ns, ks, ms, [&](double n, double k, double m) { return 5 + 1e-8 * n * k * rows(m); });
+  CHECK(choose_token_reading(g) == TokenReading::kPow2Clusters);
+  // 64 launches the rows of 49 (one 64-row bucket), 65 those of 80 (128); 512 those of 257 (two clusters), 513
+  // those of 768 (three): read exactly from either side's measured neighbour.
+  const LogCurve c({49, 80, 257, 768}, {11, 13, 21, 27});
+  CHECK(read_tokens(c, 64, TokenReading::kPow2Clusters) == 11);
+  CHECK(read_tokens(c, 65, TokenReading::kPow2Clusters) == 13);
+  CHECK(read_tokens(c, 512, TokenReading::kPow2Clusters) == 21);
+  CHECK(read_tokens(c, 513, TokenReading::kPow2Clusters) == 27);
+  // 129-256 launch one 256-row cluster: between 80 (128 rows) and 257 (512) a quarter of the way.
+  CHECK(read_tokens(c, 200, TokenReading::kPow2Clusters) == Approx(13 + 8.0 * 128 / 384).epsilon(1e-12));
 }
 
 TEST_CASE("a GEMM curve reads tokens in the reading it was built with", "[fidelity][gemm]") {
