@@ -170,8 +170,7 @@ int query_main(int argc, char** argv) {
       } else if (const OpGrid* g = gemm.find({dtype})) {
         const std::string key = dtype + " " + std::to_string(n) + " " + std::to_string(k);
         auto it = curves.find(key);
-        if (it == curves.end())
-          it = curves.emplace(key, make_gemm_curve(*g, n, k, static_cast<TokenReading>(g->token_reading))).first;
+        if (it == curves.end()) it = curves.emplace(key, make_gemm_curve(*g, n, k)).first;
         if (it->second.ok()) {
           extrapolated = false;
           us = it->second.us(m, &extrapolated);

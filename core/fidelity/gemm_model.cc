@@ -29,35 +29,32 @@ double tile_rows(TokenReading r) {
   }
 }
 
-/// Rows launched for m rows by a kernel dispatched on next_pow2(m) that runs clusters of 256 rows above 128
-/// (TokenReading::kPow2Clusters).
-double pow2_cluster_rows(double m) {
-  if (m > 256) return 256 * std::ceil(m / 256);
-  double r = 1;
-  while (r < m) r *= 2;
-  return r;
+/// The units a unit reading is linear in at m rows: tiles ceil(m / T), or the rows a kernel dispatched on
+/// next_pow2(m) launches with clusters of 256 rows above 128 (kPow2Clusters).
+double reading_units(TokenReading r, double m) {
+  if (r == TokenReading::kPow2Clusters) {
+    if (m > 256) return 256 * std::ceil(m / 256);
+    double rows = 1;
+    while (rows < m) rows *= 2;
+    return rows;
+  }
+  return std::ceil(m / tile_rows(r));
 }
 
 /// The linear readings at m between (a, ya) and (b, yb), a < m < b: false where `reading` falls back to log-log
-/// (log-log itself; affine where the latency falls; a tile reading below one tile or within one; the cluster
-/// reading where a and b launch the same rows).
+/// (log-log itself; affine where the latency falls; a tile reading below one tile; a unit reading where a and b
+/// have the same units).
 bool read_linear(double a, double b, double ya, double yb, double m, TokenReading reading, double& out) {
+  if (reading == TokenReading::kLogLog) return false;
   if (reading == TokenReading::kAffine) {
     if (ya > yb) return false;
     out = ya + (m - a) / (b - a) * (yb - ya);  // interp_pair_affine's rising branch
     return true;
   }
-  if (reading == TokenReading::kPow2Clusters) {
-    const double ra = pow2_cluster_rows(a), rb = pow2_cluster_rows(b);
-    if (rb <= ra) return false;
-    out = ya + (yb - ya) * (pow2_cluster_rows(m) - ra) / (rb - ra);
-    return true;
-  }
-  const double tile = tile_rows(reading);
-  if (tile <= 0 || a < tile) return false;
-  const double ua = std::ceil(a / tile), ub = std::ceil(b / tile);
+  if (reading != TokenReading::kPow2Clusters && a < tile_rows(reading)) return false;
+  const double ua = reading_units(reading, a), ub = reading_units(reading, b);
   if (ub <= ua) return false;
-  out = ya + (yb - ya) * (std::ceil(m / tile) - ua) / (ub - ua);
+  out = ya + (yb - ya) * (reading_units(reading, m) - ua) / (ub - ua);
   return true;
 }
 
@@ -141,6 +138,10 @@ TokenReading choose_token_reading(const OpGrid& grid) {
   for (std::size_t r = 1; r < kN; ++r)
     if (sse[r] < sse[best]) best = r;
   return kTokenReadings[best];
+}
+
+GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k) {
+  return make_gemm_curve(grid, n, k, static_cast<TokenReading>(grid.token_reading));
 }
 
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {

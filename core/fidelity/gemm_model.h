@@ -55,9 +55,12 @@ struct GemmCurve {
   double us(double m, bool* extrapolated_out = nullptr) const;
 };
 
-/// Builds the curve for (n, k) from a grid with axes (n, k, m); an empty curve when the grid has no data there.
-/// `reading`: the grid's choose_token_reading (computed once per grid by the caller).
-GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading = TokenReading::kLogLog);
+/// Builds the curve for (n, k) from a grid with axes (n, k, m), read between token counts in the grid's own
+/// TokenReading (OpGrid::token_reading, set when its file was loaded); an empty curve when the grid has no data
+/// there.
+GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k);
+/// The same read in `reading` (the validation's fixed and re-chosen readings).
+GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading);
 
 /// y at m between the curve's points in `reading` (inside the measured range; the ends are the caller's).
 double read_tokens(const LogCurve& curve, double m, TokenReading reading);

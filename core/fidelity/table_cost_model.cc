@@ -131,7 +131,6 @@ TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double cou
   g.weights = f;
   f = math_format(f);
   g.count = count;
-  g.fp8 = is_fp8(f);
   g.table.n = n;
   g.table.k = k;
   if (t_.gemm.empty()) return g;
@@ -144,7 +143,7 @@ TableCostModel::GemmUse TableCostModel::make_gemm(double n, double k, double cou
   const bool vllm_tables = e_.backend != "trtllm";
   const WeightFormat grid_format = f == WeightFormat::kFp8Block && vllm_tables ? WeightFormat::kFp8 : f;
   const OpGrid* grid = t_.gemm.find({gemm_table_dtype(grid_format)});
-  if (grid) g.table = make_gemm_curve(*grid, n, k, static_cast<TokenReading>(grid->token_reading));
+  if (grid) g.table = make_gemm_curve(*grid, n, k);
   g.grid = grid != nullptr;
   return g;
 }

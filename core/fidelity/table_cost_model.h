@@ -152,7 +152,6 @@ class TableCostModel : public CostModel {
     GemmCurve table;  ///< empty = datasheet
     bool grid = false;  ///< a grid of this format exists (an empty `table` then means no measured cell near it)
     double count = 1; ///< per layer
-    bool fp8 = false;  ///< FP8 tensor-core math (math_format of the weights)
     WeightFormat weights = WeightFormat::kBf16;  ///< how the weights are stored (the datasheet path's bytes)
     /// The table's time includes an input quantisation kernel that the engine fuses into the elementwise kernel
     /// before the GEMM (fused_input_quant): its time is taken off (input_quant_us).
