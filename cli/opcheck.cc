@@ -362,7 +362,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     const int experts = std::atoi(g.key[4].c_str()), topk = std::atoi(g.key[3].c_str()),
               ep = std::atoi(g.key[6].c_str());
     const MoeRouting ref = g.key[7] == "balanced" ? MoeRouting::kBalanced : MoeRouting::kPowerLaw;
-    const double ref_alpha = g.key[7] == "power_law_1.2" ? 1.2 : 1.01;
+    const double ref_alpha = g.key[7] == measured_power_law_key(1.2) ? 1.2 : 1.01;
     // Token counts held out on every measured curve.
     {
       const auto held = every_third(g.axes[0].size());
@@ -392,13 +392,12 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     if (g.key[7] != "balanced") continue;
     MoePredictor p;
     if (!p.build(g, MoeRouting::kBalanced, 1.0, rank_cost(gpu, g), experts, topk, ep)) continue;
-    for (const char* dist : {"power_law_1.01", "power_law_1.2"}) {
+    for (const double alpha : {1.01, 1.2}) {
       auto key = g.key;
-      key[7] = dist;
+      key[7] = measured_power_law_key(alpha);
       auto it = by_key.find(key);
       if (it == by_key.end()) continue;
       const OpGrid& pl = *it->second;
-      const double alpha = std::string(dist) == "power_law_1.2" ? 1.2 : 1.01;
       for (std::size_t i = 0; i < pl.axes[0].size(); ++i) {
         const double truth = pl.values[i];
         if (std::isnan(truth)) continue;
