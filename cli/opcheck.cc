@@ -174,6 +174,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
     geo.kv_heads = std::atoi(g.key[3].c_str());
     geo.sms = sms;
     set_split_rule(geo, g.kernel);
+    if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], std::atoi(g.key[1].c_str()));
     const auto& B = g.axes[0];
     const auto& S = g.axes[1];
     auto predict = [&](const AttentionPredictor& p, double b, double s) {

@@ -122,6 +122,7 @@ class AttentionQueries {
       AttentionPredictor p;
       AttentionGeometry kg = geo;
       if (g) set_split_rule(kg, g->kernel);
+      if (g && !decode) set_prefill_tile(kg, g->kernel, g->key[0], std::atoi(g->key[1].c_str()));
       const bool ok = g && p.build(*g, decode, kg, /*choose=*/true);
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
     }

@@ -194,6 +194,25 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   }
 }
 
+void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std::string& kv_dtype, int head_dim) {
+  g.block_m = 128;
+  g.block_n = 128;
+  if (kernel.find("fa3") == std::string::npos || head_dim <= 0) return;
+  const bool local = g.window > 0;
+  if (kv_dtype == "fp8") {
+    if (head_dim <= 64) g.block_m = 192, g.block_n = 160;
+    else if (head_dim <= 96) g.block_m = 192;
+    else if (head_dim <= 128) g.block_n = 160;
+    else if (head_dim <= 192) g.block_n = local ? 128 : 160;
+    else if (local) g.block_n = 64;
+    return;
+  }
+  if (head_dim <= 64) g.block_m = 192, g.block_n = local ? 160 : 128;
+  else if (head_dim <= 96) g.block_m = 192;
+  else if (head_dim > 128 && head_dim <= 192) g.block_n = 96;
+  else if (head_dim > 192) g.block_n = local ? 64 : 80;
+}
+
 namespace {
 
 // FlashAttention-3 caps a varlen request's splits by its heuristic for one request of the longest length

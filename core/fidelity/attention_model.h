@@ -79,6 +79,16 @@ struct AttentionGeometry {
 /// The MLA and XQA choices were checked on the held-out uniform lines (docs/validation.md).
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla = false);
 
+/// The prefill kernel's tile (block_m query rows x block_n keys) for a measured grid. FlashAttention-3 tables
+/// (kernel "...fa3", not MLA) take tile_size_fwd_sm90's choice on Hopper with a paged KV cache whose pages are not
+/// whole key tiles (vLLM's 16-token blocks, the collector's 64): by head size and element size (an FP8 KV cache
+/// runs FP8 queries), causal, or local with a window (g.window, set first). bf16: 192 x 128 at head_dim 64 (local
+/// 192 x 160), 128 x 128 at 128, 128 x 96 at 192, 128 x 80 at 256; fp8: 192 x 160, 128 x 160, 128 x 160,
+/// 128 x 128. Other kernels, and decode grids, keep 128 x 128: on vLLM's decode tables the kernel's key tiles
+/// predicted held-out lengths worse (docs/validation.md), and the one-warpgroup 64-row tile FlashAttention-3 runs
+/// for short head-128 prompts did as well.
+void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std::string& kv_dtype, int head_dim);
+
 /// Key tiles a decode query at position ctx - 1 visits (its window's tiles with a window).
 std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx);
 /// (query, key) pairs of a uniform prompt of s tokens: s(s+1)/2, or with a window w each row sees min(row + 1, w)

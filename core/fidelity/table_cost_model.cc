@@ -245,6 +245,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
   set_split_rule(geo, best->kernel);
   geo.window = window;
+  if (!decode) set_prefill_tile(geo, best->kernel, best->key[0], std::atoi(best->key[1].c_str()));
   out.scale = static_cast<double>(heads) / geo.heads;
   out.p.build(*best, decode, geo, /*choose=*/true);
 }

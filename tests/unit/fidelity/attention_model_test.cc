@@ -448,3 +448,45 @@ TEST_CASE("FlashAttention-3 prefill packs a KV head's query heads into the tile'
   CHECK(a.tiles == Approx(b.tiles));
   CHECK(a.ctas == Approx(b.ctas));
 }
+
+TEST_CASE("FlashAttention-3 prefill runs the tile its head size and element size select", "[fidelity][attention]") {
+  struct Case {
+    const char* dtype;
+    int head_dim, window, bm, bn;
+  };
+  // tile_size_fwd_sm90 with a paged KV cache whose pages are not whole key tiles.
+  const Case cases[] = {{"bfloat16", 64, 0, 192, 128}, {"bfloat16", 64, 128, 192, 160}, {"bfloat16", 128, 0, 128, 128},
+                        {"bfloat16", 192, 0, 128, 96},  {"bfloat16", 256, 0, 128, 80},   {"fp8", 64, 0, 192, 160},
+                        {"fp8", 128, 0, 128, 160},      {"fp8", 192, 0, 128, 160},       {"fp8", 256, 0, 128, 128},
+                        {"fp8", 256, 128, 128, 64}};
+  for (const Case& c : cases) {
+    AttentionGeometry g = geo(8, 1);
+    g.window = c.window;
+    set_split_rule(g, "vllm_flash_attn_fa3");
+    set_prefill_tile(g, "vllm_flash_attn_fa3", c.dtype, c.head_dim);
+    INFO(c.dtype << " head_dim " << c.head_dim << " window " << c.window);
+    CHECK(g.block_m == c.bm);
+    CHECK(g.block_n == c.bn);
+  }
+  // Other kernels keep 128 x 128, and so does a grid whose key lacks the head size.
+  for (const char* k : {"vllm_flash_attn", "torch_flow"}) {
+    AttentionGeometry g = geo(8, 1, 64, 64);
+    set_prefill_tile(g, k, "bfloat16", 64);
+    CHECK(g.block_m == 128);
+    CHECK(g.block_n == 128);
+  }
+  // At head size 64 a 1024-token prompt of one head fills 6 tiles of 192 rows (the last holds 64), where 1536 tokens
+  // fill 8 whole ones: the step from 1024 to 1536 tokens adds fewer tiles than the one from 512 (3 tiles) to 1024.
+  AttentionGeometry g = geo(1, 1);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 64);
+  std::array<double, 3> ctas{};
+  for (int i = 0; i < 3; ++i) {
+    PrefillWork w;
+    w.add(g, 512 * (i + 1), 512 * (i + 1));
+    ctas[static_cast<std::size_t>(i)] = w.ctas;
+  }
+  CHECK(ctas[0] == 3);
+  CHECK(ctas[1] == 6);
+  CHECK(ctas[2] == 8);
+}
