@@ -30,6 +30,7 @@
 #include "core/fidelity/deepep_table.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/interpolation.h"
+#include "core/fidelity/l2_warmth.h"
 #include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
@@ -163,7 +164,7 @@ struct TokenProxy {
   }
 };
 
-OJson check_attention(const OpTable& t, bool decode, int sms) {
+OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2) {
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b;
   int chose[4] = {0, 0, 0, 0};
@@ -177,15 +178,21 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
     if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], std::atoi(g.key[1].c_str()));
     const auto& B = g.axes[0];
     const auto& S = g.axes[1];
+    // Decode grids were timed with K and V left in L2: the predictors read them cold, so a warm cell is the
+    // prediction less what reading cold adds (l2_warmth.h).
+    const double bytes_per_key = grid_kv_bytes_per_key(g);
+    const L2Warmth cold = decode ? l2 : L2Warmth();
     auto predict = [&](const AttentionPredictor& p, double b, double s) {
-      if (decode) return p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), static_cast<std::int32_t>(s)));
+      if (decode)
+        return p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), static_cast<std::int32_t>(s))) -
+               cold.extra_us(b * s * bytes_per_key);
       return p.prefill_us(std::vector<PrefillChunk>(static_cast<std::size_t>(b),
                                                     PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
     };
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
     {
       const auto held = every_third(S.size());
-      const OpGrid r = drop_grid_lines(g, 1, held);
+      const OpGrid r = read_cold(drop_grid_lines(g, 1, held), cold, bytes_per_key);
       AttentionPredictor p, p0;
       if (!p.build(r, decode, geo, true) || !p0.build(r, decode, geo)) continue;
       ++chose[static_cast<int>(p.interp())];
@@ -206,17 +213,18 @@ OJson check_attention(const OpTable& t, bool decode, int sms) {
           double f[8] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
           else uniform_prefill_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
-          model_only.add(p.model().eval(f), truth);
+          const double warm = cold.extra_us(B[i] * S[j] * bytes_per_key);
+          model_only.add(p.model().eval(f) - warm, truth);
           const double xy[2] = {B[i], S[j]};
           const GridValue gv = interpolate_at(r, xy);
-          if (gv.ok && !gv.extrapolated) raw_interp.add(gv.value, truth);
+          if (gv.ok && !gv.extrapolated) raw_interp.add(gv.value - warm, truth);
           proxy.add(tp.eval(B[i] * S[j]), truth);
         }
     }
     // Experiment 2: hold out batch sizes.
     {
       const auto held = every_third(B.size());
-      const OpGrid r = drop_grid_lines(g, 0, held);
+      const OpGrid r = read_cold(drop_grid_lines(g, 0, held), cold, bytes_per_key);
       AttentionPredictor p;
       if (!p.build(r, decode, geo, true)) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
@@ -562,8 +570,19 @@ int main(int argc, char** argv) {
     out["backend_version"] = t.backend_version;
     fam["gemm"] = check_gemm(t, backend);
   }
-  if (load_op_table_file(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms);
-  if (load_op_table_file(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms);
+  L2Warmth l2;
+  {
+    std::string text;
+    if (read_file(root + "/" + gpu + "/l2_warmth.json", text)) {
+      const std::string err = parse_l2_warmth(text, l2);
+      if (!err.empty()) {
+        std::cerr << gpu << "/l2_warmth.json: " << err << "\n";
+        return 1;
+      }
+    }
+  }
+  if (load_op_table_file(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms, l2);
+  if (load_op_table_file(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms, l2);
   {
     OpTable gemm;
     MlaShapes sh;

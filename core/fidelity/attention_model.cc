@@ -412,8 +412,16 @@ WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>
   return wm;
 }
 
+bool AttentionPredictor::build_owned(OpGrid grid, bool decode, const AttentionGeometry& geo, bool choose) {
+  auto owned = std::make_shared<const OpGrid>(std::move(grid));
+  const bool ok = build(*owned, decode, geo, choose);
+  owned_ = ok ? std::move(owned) : nullptr;
+  return ok;
+}
+
 bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
   grid_ = nullptr;
+  owned_ = nullptr;
   interp_ = Interp::kProduct;
   if (grid.axes.size() != 2) return false;
   geo_ = geo;

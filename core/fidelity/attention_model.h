@@ -17,6 +17,7 @@
 /// uniform table. The cost model then prices a batch as table(uniform equivalent) x model(batch) /
 /// model(uniform equivalent): exact on measured uniform batches, the model supplying the composition effect.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,8 @@ class AttentionPredictor {
   /// the GPU's SMs. Fits the work model on every measured cell. `choose`: pick the Interp by cross-validation
   /// (else kProduct). False when the grid is unusable.
   bool build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose = false);
+  /// build() on a grid the predictor keeps (shared by its copies), for a grid made for it (read_cold).
+  bool build_owned(OpGrid grid, bool decode, const AttentionGeometry& geo, bool choose = false);
   Interp interp() const { return interp_; }
   void set_interp(Interp m) { interp_ = m; }
   bool ok() const { return grid_ != nullptr; }
@@ -213,6 +216,7 @@ class AttentionPredictor {
   void choose_interp(const OpGrid& grid);
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
+  std::shared_ptr<const OpGrid> owned_;  ///< the grid build_owned was given (grid_ points into it)
   OpGrid residual_;
   /// Between a batch line with the fitted scheduler step (at most kFa3PrepareMaxRequests requests) and one without,
   /// the raw readings interpolate this grid (the measurements less prepare_step_us_ on the lines with it) and add

@@ -6,6 +6,8 @@
 /// and fits it per GPU (scripts/fit_l2_warmth.py -> profiles/<gpu>/l2_warmth.json).
 #include <string>
 
+#include "core/fidelity/op_table.h"
+
 namespace servesim {
 
 struct L2Warmth {
@@ -17,6 +19,16 @@ struct L2Warmth {
   /// Extra microseconds of one call whose K and V take `bytes`, read cold rather than warm (0 when !ok()).
   double extra_us(double bytes) const;
 };
+
+/// A decode-attention grid (axes batch, KV length) as if read cold: every cell plus `w.extra_us` of the K and V it
+/// reads (batch x length x `bytes_per_key`; with a sliding `window` > 0, batch x min(length, window) x that).
+/// Unchanged when !w.ok(). Interpolating the cold grid keeps the step where a batch's K and V outgrow L2, which the
+/// warm tables hold between two measured lengths, out of the lines around it (docs/validation.md).
+OpGrid read_cold(const OpGrid& g, const L2Warmth& w, double bytes_per_key, double window = 0);
+
+/// K and V bytes per key of an attention grid keyed (KV dtype, head_dim, heads, KV heads, ...): 2 x KV heads x
+/// head_dim x 1 (fp8) or 2 bytes.
+double grid_kv_bytes_per_key(const OpGrid& g);
 
 /// Parses profiles/<gpu>/l2_warmth.json ({us_per_mib, full_mib, zero_mib, l2_bytes, ...}); "" or the error, naming
 /// the field.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/fidelity/l2_warmth.h"
 #include "core/fidelity/memory_model.h"
 #include "core/spec/cuda_graph_plan.h"
 
@@ -247,7 +248,13 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   geo.window = window;
   if (!decode) set_prefill_tile(geo, best->kernel, best->key[0], std::atoi(best->key[1].c_str()));
   out.scale = static_cast<double>(heads) / geo.heads;
-  out.p.build(*best, decode, geo, /*choose=*/true);
+  if (!decode || !t_.l2.ok()) {
+    out.p.build(*best, decode, geo, /*choose=*/true);
+    return;
+  }
+  // The tables were timed with the call's K and V left in L2 by the call before; serving reads them cold. The
+  // predictor reads the grid as if cold (read_cold), at the grid's own K and V bytes per key.
+  out.p.build_owned(read_cold(*best, t_.l2, grid_kv_bytes_per_key(*best), window), decode, geo, /*choose=*/true);
 }
 
 void TableCostModel::build_mla_attention() {
@@ -284,7 +291,9 @@ void TableCostModel::build_mla_attention() {
     set_split_rule(geo, grid.grid.kernel, /*mla=*/true);
     out.scale = static_cast<double>(heads) / grid.heads;
     out.approx = grid.approx;
-    out.p.build(grid.grid, decode, geo);
+    // Decode read cold as in build_attention; one latent vector per key (kv_bytes_per_key_).
+    if (decode && t_.l2.ok()) out.p.build_owned(read_cold(grid.grid, t_.l2, kv_bytes_per_key_), decode, geo);
+    else out.p.build(grid.grid, decode, geo);
   };
   if (have_ctx) build(mla_prefill_, false, prefill_);
   if (have_gen) build(mla_decode_, true, decode_);

@@ -98,7 +98,8 @@ class TableCostModel : public CostModel {
                                     bool beside_prefill = false) const;
   /// What one decode-attention call over `keys` keys in all adds for reading its K and V cold where the tables read
   /// them from L2 (l2_warmth.h; 0 when the tables are not this GPU's own or its L2 was not measured). Included in
-  /// decode_attention_us / decode_window_attention_us when a grid priced them.
+  /// decode_attention_us / decode_window_attention_us when a grid priced them: their grids are read cold
+  /// (read_cold), so a measured uniform batch prices at its measurement plus this.
   double cold_l2_us(double keys) const { return t_.l2.extra_us(keys * kv_bytes_per_key_); }
   /// Every attention layer of the stage: full layers plus sliding layers.
   double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;

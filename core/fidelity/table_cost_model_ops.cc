@@ -119,8 +119,8 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
   double v = -1;
-  // The grid was timed with this call's K and V left in L2 by the call before; serving reads them cold.
-  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return v + cold_l2_us(sum);
+  // The grid is read cold (build_attention: the tables read this call's K and V from L2, serving does not).
+  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return v;
   if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;
   if (!curves_.ok) return roof;
@@ -156,11 +156,7 @@ double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t
                                                   bool beside_prefill) const {
   if (contexts.empty()) return 0;
   double v = -1;
-  if (decode_win_.decode(contexts, extrapolated, v, beside_prefill)) {
-    double keys = 0;  // a sliding layer reads the window's keys only
-    for (std::int32_t c : contexts) keys += std::min<std::int64_t>(c, m_.sliding_window);
-    return v + cold_l2_us(keys);
-  }
+  if (decode_win_.decode(contexts, extrapolated, v, beside_prefill)) return v;  // read cold, the window's keys
   // No window grid: a decode step reads at most the window's keys.
   std::vector<std::int32_t> capped(contexts);
   const std::int32_t w = static_cast<std::int32_t>(m_.sliding_window);
