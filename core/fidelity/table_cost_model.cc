@@ -291,9 +291,9 @@ void TableCostModel::build_mla_attention() {
     set_split_rule(geo, grid.grid.kernel, /*mla=*/true);
     out.scale = static_cast<double>(heads) / grid.heads;
     out.approx = grid.approx;
-    // Decode read cold as in build_attention; one latent vector per key (kv_bytes_per_key_).
-    if (decode && t_.l2.ok()) out.p.build_owned(read_cold(grid.grid, t_.l2, kv_bytes_per_key_), decode, geo);
-    else out.p.build(grid.grid, decode, geo);
+    // MLA decode is interpolated warm and read cold after (decode_attention_us): reading the module grids cold
+    // first predicted their held-out lines slightly worse (docs/validation.md).
+    out.p.build(grid.grid, decode, geo);
   };
   if (have_ctx) build(mla_prefill_, false, prefill_);
   if (have_gen) build(mla_decode_, true, decode_);

@@ -119,8 +119,9 @@ double TableCostModel::decode_attention_us(const std::vector<std::int32_t>& cont
   double sum = 0;
   for (std::int32_t c : contexts) sum += c;
   double v = -1;
-  // The grid is read cold (build_attention: the tables read this call's K and V from L2, serving does not).
-  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return v;
+  // The tables read this call's K and V from L2, serving does not: the grid is read cold (build_attention); MLA's
+  // module grids are interpolated as measured and the cold reads added after.
+  if (decode_.decode(contexts, extrapolated, v, beside_prefill)) return m_.is_mla() ? v + cold_l2_us(sum) : v;
   if (extrapolated && decode_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.decode_attention_ns(sum) / 1e3;
   if (!curves_.ok) return roof;
