@@ -197,7 +197,14 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
 void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std::string& kv_dtype, int head_dim) {
   g.block_m = 128;
   g.block_n = 128;
-  if (kernel.find("fa3") == std::string::npos || head_dim <= 0) return;
+  if (head_dim <= 0) return;
+  if (kernel == "vllm_flash_attn") {
+    // FlashAttention-2 with a paged KV cache always runs its split-KV kernel: 64 query rows, keys by head size.
+    g.block_m = 64;
+    g.block_n = head_dim <= 64 ? 256 : head_dim <= 128 ? 128 : 64;
+    return;
+  }
+  if (kernel.find("fa3") == std::string::npos) return;
   const bool local = g.window > 0;
   if (kv_dtype == "fp8") {
     if (head_dim <= 64) g.block_m = 192, g.block_n = 160;

@@ -85,9 +85,11 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla = 
 /// whole key tiles (vLLM's 16-token blocks, the collector's 64): by head size and element size (an FP8 KV cache
 /// runs FP8 queries), causal, or local with a window (g.window, set first). bf16: 192 x 128 at head_dim 64 (local
 /// 192 x 160), 128 x 128 at 128, 128 x 96 at 192, 128 x 80 at 256; fp8: 192 x 160, 128 x 160, 128 x 160,
-/// 128 x 128. Other kernels, and decode grids, keep 128 x 128: on vLLM's decode tables the kernel's key tiles
-/// predicted held-out lengths worse (docs/validation.md), and the one-warpgroup 64-row tile FlashAttention-3 runs
-/// for short head-128 prompts did as well.
+/// 128 x 128. vLLM's FlashAttention-2 ("vllm_flash_attn", A100 and other sm8x GPUs) passes a block table, which
+/// always takes FA2's split-KV kernel: 64 query rows over 256 / 128 / 64 keys (head_dim <= 64 / <= 128 / above).
+/// Other kernels, and decode grids, keep 128 x 128: on vLLM's decode tables the kernel's key tiles predicted
+/// held-out lengths worse (docs/validation.md), and the one-warpgroup 64-row tile FlashAttention-3 runs for short
+/// head-128 prompts did as well.
 void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std::string& kv_dtype, int head_dim);
 
 /// Key tiles a decode query at position ctx - 1 visits (its window's tiles with a window).

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -449,7 +450,7 @@ TEST_CASE("FlashAttention-3 prefill packs a KV head's query heads into the tile'
   CHECK(a.ctas == Approx(b.ctas));
 }
 
-TEST_CASE("FlashAttention-3 prefill runs the tile its head size and element size select", "[fidelity][attention]") {
+TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element size select", "[fidelity][attention]") {
   struct Case {
     const char* dtype;
     int head_dim, window, bm, bn;
@@ -468,8 +469,15 @@ TEST_CASE("FlashAttention-3 prefill runs the tile its head size and element size
     CHECK(g.block_m == c.bm);
     CHECK(g.block_n == c.bn);
   }
-  // Other kernels keep 128 x 128, and so does a grid whose key lacks the head size.
-  for (const char* k : {"vllm_flash_attn", "torch_flow"}) {
+  // vLLM's FlashAttention-2 runs its split-KV kernel (a block table): 64 rows, keys by head size.
+  for (const auto& [hd, bn] : {std::pair<int, int>{64, 256}, {128, 128}, {256, 64}}) {
+    AttentionGeometry g = geo(8, 1);
+    set_prefill_tile(g, "vllm_flash_attn", "bfloat16", hd);
+    CHECK(g.block_m == 64);
+    CHECK(g.block_n == bn);
+  }
+  // Other kernels keep 128 x 128 (PyTorch's FlashAttention-2 without a block table, TensorRT-LLM's).
+  for (const char* k : {"aten._flash_attention_forward", "torch_flow"}) {
     AttentionGeometry g = geo(8, 1, 64, 64);
     set_prefill_tile(g, k, "bfloat16", 64);
     CHECK(g.block_m == 128);
