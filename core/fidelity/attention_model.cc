@@ -243,6 +243,14 @@ std::int64_t xqa_multi_block(const AttentionGeometry& g, std::int64_t requests, 
   return std::max<std::int64_t>(std::min<std::int64_t>(static_cast<std::int64_t>(mb), 6000 / std::max<std::int64_t>(requests, 1)), 1);
 }
 
+bool xqa_falls_back_to_mmha(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx) {
+  // DecoderXQAImplJIT::mayHavePerfGain: XQA only when KV heads x requests x max(1, history / 128) blocks, times 4,
+  // reach the SMs.
+  const double blocks = static_cast<double>(g.kv_heads) * static_cast<double>(requests) *
+                        static_cast<double>(std::max<std::int64_t>(1, max_ctx / 128));
+  return blocks * 4.0 < static_cast<double>(g.sms);
+}
+
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
 }
@@ -263,6 +271,12 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[0] = 1.0;
   f[1] = static_cast<double>(requests);
   f[5] = g.prepare_step && requests <= kFa3PrepareMaxRequests ? 1.0 : 0.0;
+  f[6] = f[7] = 0.0;
+  if (g.split_kv == AttentionGeometry::SplitKv::kXqa && xqa_falls_back_to_mmha(g, requests, max_ctx)) {
+    // TensorRT-LLM's masked multi-head attention kernel instead of XQA: its own fixed cost and per-key cost.
+    f[6] = 1.0;
+    f[7] = static_cast<double>(decode_key_tiles(g, max_ctx));
+  }
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
     // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
     const int cap = fa3_static_splits(g, requests, nb_max, cache);

@@ -112,8 +112,12 @@ constexpr std::int64_t kFa3PrepareMaxRequests = 992;
 
 constexpr int kPrefillFeatures = 4;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split
-/// combines, and the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step).
-constexpr int kDecodeFeatures = 6;
+/// combines, the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step), and for TensorRT-LLM
+/// (SplitKv::kXqa) the batches it runs on its masked multi-head attention kernel instead of XQA: 1 and the longest
+/// request's key tiles. TensorRT-LLM takes XQA only when KV heads x requests x max(1, longest history / 128),
+/// times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain). H100 TRT-LLM table, 32 query heads over 2 KV heads
+/// of 128, 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
+constexpr int kDecodeFeatures = 8;
 
 /// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated. With a window, tiles,
 /// loaded keys and pairs count only keys inside some row's window.

@@ -105,7 +105,7 @@ TEST_CASE("FlashAttention's split heuristic splits small batches of long request
 TEST_CASE("the work model fit recovers known coefficients and the predictor is exact on the grid",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     const OpGrid grid = synthetic_grid(decode, g, coef);
     AttentionPredictor p;
@@ -128,7 +128,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
           "latency where it does not; every choice is exact on the grid and keeps the batch composition",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     AttentionPredictor fits;
     REQUIRE(fits.build(synthetic_grid(decode, g, coef), decode, g, true));
@@ -191,7 +191,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
 TEST_CASE("mixed decode batches cost what their per-request work says, not their total tokens",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, g, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, g));
@@ -296,7 +296,7 @@ TEST_CASE("a length measured only at the largest batch is reached from the longe
   // TensorRT-LLM's head_dim-256 FP8-KV decode grids measure their longest kv_len at the largest batches only; a
   // small batch there used to find no measured cell and leave the table for the datasheet roofline unflagged.
   const AttentionGeometry g = geo(32, 8);
-  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {true, false}) {
     OpGrid full = synthetic_grid(decode, g, coef);
     OpGrid ragged = full;
@@ -329,7 +329,7 @@ TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsp
   AttentionGeometry fa2 = geo(32, 8);
   set_split_rule(fa2, "vllm_flash_attn");
   CHECK(fa2.ungrouped_beside_prefill);
-  const double coef[6] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, fa2, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, fa2));
@@ -374,7 +374,7 @@ TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; i
   CHECK_FALSE(mla.prepare_step);
 
   // Batches 128 .. 2048 with a step of 9 us up to 992 requests; 1024 not measured.
-  const double coef[6] = {5.0, 0.03, 0.9, 0.3, 0.2, 9.0};
+  const double coef[8] = {5.0, 0.03, 0.9, 0.3, 0.2, 9.0};
   OpGrid grid;
   grid.key = {"bfloat16", "128", "8", "1"};
   grid.axes = {{128, 256, 512, 2048}, {16, 64, 256, 1024}};
@@ -497,4 +497,27 @@ TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element
   CHECK(ctas[0] == 3);
   CHECK(ctas[1] == 6);
   CHECK(ctas[2] == 8);
+}
+
+TEST_CASE("TensorRT-LLM decodes too small for XQA run on its masked multi-head attention kernel",
+          "[fidelity][attention]") {
+  // XQA only when KV heads x requests x max(1, longest history / 128), times 4, reach the SMs (132 / 4 = 33).
+  AttentionGeometry g = geo(32, 2);
+  set_split_rule(g, "torch_flow");
+  const auto f16 = decode_features(g, std::vector<std::int32_t>(16, 100));  // 2 x 16 x 1 = 32 blocks
+  CHECK(f16[6] == 1.0);
+  CHECK(f16[7] == 1.0);  // the longest request's key tiles
+  CHECK(decode_features(g, std::vector<std::int32_t>(17, 100))[6] == 0.0);   // 34 blocks
+  CHECK(decode_features(g, std::vector<std::int32_t>(16, 256))[6] == 0.0);   // 2 x 16 x 2 = 64
+  const auto f1 = decode_features(g, std::vector<std::int32_t>(1, 2048));    // 2 x 1 x 16 = 32
+  CHECK(f1[6] == 1.0);
+  CHECK(f1[7] == 16.0);
+  // The longest history decides for the batch.
+  std::vector<std::int32_t> mixed(15, 100);
+  mixed.push_back(300);  // 2 x 16 x 2 = 64 blocks
+  CHECK(decode_features(g, mixed)[6] == 0.0);
+  // Other kernels have no such fallback.
+  AttentionGeometry fa3 = geo(32, 2);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  CHECK(decode_features(fa3, std::vector<std::int32_t>(16, 100))[6] == 0.0);
 }
