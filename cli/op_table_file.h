@@ -28,6 +28,7 @@ inline bool load_op_table_file(const std::string& path, OpTable& t) {
 struct GpuFacts {
   double hbm_tb_s = 3.35, bf16 = 989, fp8 = 1979;
   int sms = 132;
+  std::string compute_capability;  ///< "major.minor", "" when the GPU file lacks it
 };
 
 inline GpuFacts load_gpu_facts(const std::string& root, const std::string& gpu) {
@@ -37,6 +38,8 @@ inline GpuFacts load_gpu_facts(const std::string& root, const std::string& gpu) 
   const auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return facts;
   facts.hbm_tb_s = j.value("hbm_tb_s", facts.hbm_tb_s);
+  if (j.contains("compute_capability") && j["compute_capability"].is_string())
+    facts.compute_capability = j["compute_capability"].get<std::string>();
   facts.bf16 = j.value("bf16_tflops", facts.bf16);
   if (j.contains("fp8_tflops") && j["fp8_tflops"].is_number()) facts.fp8 = j["fp8_tflops"].get<double>();
   facts.sms = j.value("sm_count", facts.sms);

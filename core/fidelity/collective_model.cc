@@ -1,13 +1,17 @@
 #include "core/fidelity/collective_model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <vector>
 
 namespace servesim {
 
 void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes,
-                                 bool beyond_buffer) {
+                                 bool beyond_buffer, bool split_at_buffer) {
   nccl_.clear();
   custom_.clear();
+  custom_split_.clear();
   custom_max_bytes_ = custom_max_bytes;
   beyond_buffer_ = beyond_buffer;
   if (nccl) {
@@ -19,7 +23,17 @@ void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, dou
   if (custom) {
     for (const OpGrid& g : custom->grids) {
       if (g.key.size() != 2 || g.axes.size() != 1) continue;
-      custom_[{g.key[0], std::atoi(g.key[1].c_str())}] = LogCurve(g.axes[0], g.values);
+      const std::pair<std::string, int> key{g.key[0], std::atoi(g.key[1].c_str())};
+      custom_[key] = LogCurve(g.axes[0], g.values);
+      if (!split_at_buffer || !(custom_max_bytes > 0)) continue;
+      std::vector<double> bx, by, ax, ay;  // below the buffer (16-bit elements), from it on
+      for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
+        if (std::isnan(g.values[i])) continue;
+        const bool below = g.axes[0][i] * 2 < custom_max_bytes;
+        (below ? bx : ax).push_back(g.axes[0][i]);
+        (below ? by : ay).push_back(g.values[i]);
+      }
+      if (bx.size() >= 2 && ay.size() >= 2) custom_split_[key] = {LogCurve(bx, by), LogCurve(ax, ay)};
     }
   }
 }
@@ -41,6 +55,23 @@ CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
   return t;
 }
 
+CollectiveTime CollectiveModel::lookup_extended(const LogCurve& c, double size) {
+  const std::size_t n = c.xs().size();
+  if (n < 2 || (size >= c.xs().front() && size <= c.xs().back())) return lookup(c, size);
+  // Beyond either end, along the end segment (t0 + bytes / bw); at least in proportion to size below the first
+  // size, and in proportion above the last where the segment falls.
+  CollectiveTime t;
+  t.ok = true;
+  t.extrapolated = true;
+  const bool above = size > c.xs().back();
+  const std::size_t a = above ? n - 2 : 0;
+  const double x0 = c.xs()[a], x1 = c.xs()[a + 1], y0 = c.ys()[a], y1 = c.ys()[a + 1];
+  const double slope = (y1 - y0) / (x1 - x0);
+  if (above) t.us = slope > 0 ? y1 + slope * (size - x1) : y1 * size / x1;
+  else t.us = slope > 0 ? std::max(y0 + slope * (size - x0), y0 * size / x0) : y0;
+  return t;
+}
+
 CollectiveTime CollectiveModel::all_reduce(double elements, int gpus, bool graph) const {
   if (gpus <= 1 || elements <= 0) {
     CollectiveTime t;
@@ -53,7 +84,10 @@ CollectiveTime CollectiveModel::all_reduce(double elements, int gpus, bool graph
   auto it = custom_.find({small && !graph ? "eager" : "graph", gpus});
   if (it == custom_.end()) it = custom_.find({"graph", gpus});
   if (it != custom_.end() && (small || (beyond_buffer_ && elements <= it->second.xs().back()))) {
-    CollectiveTime t = lookup(it->second, elements);
+    const auto split = custom_split_.find(it->first);
+    CollectiveTime t = split == custom_split_.end() ? lookup(it->second, elements)
+                       : lookup_extended(elements * 2 < custom_max_bytes_ ? split->second.first : split->second.second,
+                                         elements);
     t.custom = true;
     if (t.ok) return t;
   }

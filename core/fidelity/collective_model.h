@@ -33,7 +33,12 @@ class CollectiveModel {
   /// all-reduce kernel (8 MiB), up to which eager steps read the eager variant; larger messages read the graph
   /// variant up to the table's largest size, NCCL beyond. `beyond_buffer` false: NCCL above custom_max_bytes (an
   /// engine running the same custom kernel but not vLLM's dispatch above its buffer: SGLang).
-  void set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes, bool beyond_buffer = true);
+  /// `split_at_buffer`: the custom table's cells from custom_max_bytes on were timed on NCCL (vLLM on a GPU without
+  /// its symmetric-memory all-reduce, ProfileTables::custom_allreduce_nccl_at_buffer): a message below the buffer
+  /// reads the cells below it only, linear in size past the last of them (one protocol's bandwidth law); a message
+  /// from the buffer on reads the cells from it on (lookup_extended).
+  void set_tables(const OpTable* nccl, const OpTable* custom, double custom_max_bytes, bool beyond_buffer = true,
+                  bool split_at_buffer = false);
   /// All-reduce of `elements` bf16 values over `gpus` GPUs; `graph`: replayed inside a CUDA graph.
   CollectiveTime all_reduce(double elements, int gpus, bool graph) const;
   /// An NCCL collective ("all_reduce", "all_gather", "reduce_scatter", "alltoall") of 16-bit elements.
@@ -43,10 +48,15 @@ class CollectiveModel {
   /// One measured message-size curve read at `size` (its own unit: elements here, bytes for point-to-point): the
   /// rule of this header, linear/log-log between sizes, the smallest size's time below, linear in size above.
   static CollectiveTime lookup(const LogCurve& c, double size);
+  /// lookup() within the curve's sizes; beyond either end along the end segment (flagged extrapolated): the custom
+  /// kernel's cells below its buffer and NCCL's from it on, read apart (split_at_buffer).
+  static CollectiveTime lookup_extended(const LogCurve& c, double size);
 
  private:
   std::map<std::pair<std::string, int>, LogCurve> nccl_;    // (op, gpus), half precision
   std::map<std::pair<std::string, int>, LogCurve> custom_;  // (graph|eager, gpus)
+  /// With split_at_buffer: the same curves cut at the buffer, the custom kernel's cells and the NCCL cells.
+  std::map<std::pair<std::string, int>, std::pair<LogCurve, LogCurve>> custom_split_;
   double custom_max_bytes_ = 0;
   bool beyond_buffer_ = true;
 };

@@ -1,5 +1,7 @@
 #include "core/fidelity/profile_tables.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -89,6 +91,10 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   load_table(catalog, folder, "generation_attention.json", out.generation_attention, error);
   if (model.is_moe()) load_table(catalog, folder, "moe.json", out.moe, error);
   load_table(catalog, folder, "custom_allreduce.json", out.custom_allreduce, error);
+  GpuSpec measured_on;
+  if (tb == "vllm" && !out.custom_allreduce.empty() && catalog_gpu(catalog, gpu, measured_on))
+    out.custom_allreduce_nccl_at_buffer = !measured_on.compute_capability.empty() &&
+                                          std::atoi(measured_on.compute_capability.c_str()) < 9;
   if (model.has_sliding_window() && !model.is_mla()) {
     load_table(catalog, folder, "context_attention_window.json", out.context_attention_window, error);
     load_table(catalog, folder, "generation_attention_window.json", out.generation_attention_window, error);

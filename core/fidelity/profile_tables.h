@@ -32,6 +32,11 @@ struct ProfileTables {
   /// pipeline hops fall back to the link roofline. Not part of tables(): nothing transfers or supplements it.
   OpTable p2p;
   std::string validation_json;  ///< profiles/<gpu>/<backend>/validation.json (measured errors), "" if none
+  /// vLLM's all-reduce table measured on a GPU without vLLM's symmetric-memory all-reduce (compute capability below
+  /// 9.0, as the A100): its dispatcher sends a message of the custom kernel's 8 MiB buffer or more to NCCL, so the
+  /// table's cells from there on are NCCL's and the custom kernel's curve ends below them
+  /// (CollectiveModel::set_tables, `split_at_buffer`). Kept when the tables move to another GPU (it describes them).
+  bool custom_allreduce_nccl_at_buffer = false;
   /// profiles/<gpu>/l2_warmth.json: what decode attention adds read cold (l2_warmth.h); !ok() where not measured.
   /// The GPU's own only: transfer_tables clears it (the L2 and HBM are the source GPU's).
   L2Warmth l2;

@@ -105,7 +105,8 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
                          p_.tp_attn <= 8;
   collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,
                           t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20),
-                          /*beyond_buffer=*/e_.backend != "sglang");
+                          /*beyond_buffer=*/e_.backend != "sglang",
+                          /*split_at_buffer=*/t_.custom_allreduce_nccl_at_buffer);
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
     source_[static_cast<int>(OpFamily::kAllReduce)] = PriceSource::kTable;
   // EP all-to-all: measured NCCL alltoall inside a node; the datasheet link beyond (all_to_all_us). SGLang roles

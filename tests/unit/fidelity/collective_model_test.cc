@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/fidelity/profile_tables.h"
 #include "core/fidelity/table_cost_model.h"
 #include "tests/test_support.h"
 
@@ -133,4 +134,43 @@ TEST_CASE("SGLang roles price the custom all-reduce up to its buffer and NCCL ab
   CHECK(s->all_reduce_us(small, true) < nccl_only.all_reduce(small, 8, true).us);
   CHECK(s->all_reduce_us(big, true) == nccl_only.all_reduce(big, 8, true).us);
   CHECK(v->all_reduce_us(big, true) != s->all_reduce_us(big, true));
+}
+
+TEST_CASE("on a GPU without vLLM's symmetric-memory all-reduce the custom kernel's curve ends at its buffer",
+          "[fidelity][collective]") {
+  // A100 (compute capability 8.0): vLLM sends 8 MiB and more to NCCL, so its table's cells from there on are NCCL's.
+  ProfileTables a100, h100;
+  std::string err;
+  REQUIRE(load_profile_tables(test::catalog(), "A100-80G", "vllm", test::bundled_model("Llama-3.1-70B"), a100, err));
+  REQUIRE(load_profile_tables(test::catalog(), "H100-SXM", "vllm", test::bundled_model("Llama-3.1-70B"), h100, err));
+  CHECK(a100.custom_allreduce_nccl_at_buffer);
+  CHECK_FALSE(h100.custom_allreduce_nccl_at_buffer);
+  const OpGrid* g = a100.custom_allreduce.find({"graph", "2"});
+  REQUIRE(g != nullptr);
+  const auto at = [&](double elements) {
+    const std::size_t i = std::find(g->axes[0].begin(), g->axes[0].end(), elements) - g->axes[0].begin();
+    REQUIRE(i < g->axes[0].size());
+    return g->values[i];
+  };
+  const double mib = 1 << 20;
+  const double t1 = at(mib), t2 = at(2 * mib), t4 = at(4 * mib);  // elements: 2, 4 and 8 MiB of bf16
+  REQUIRE(t4 > 2 * t2);                                           // the jump to NCCL at the buffer
+  CollectiveModel split, joined;
+  split.set_tables(&a100.nccl, &a100.custom_allreduce, 8 * mib, true, /*split_at_buffer=*/true);
+  joined.set_tables(&a100.nccl, &a100.custom_allreduce, 8 * mib);
+  // 6 MiB: the custom kernel, along its 2 -> 4 MiB segment, not halfway up to NCCL's 8 MiB cell.
+  const CollectiveTime six = split.all_reduce(3 * mib, 2, true);
+  CHECK(six.custom);
+  CHECK(six.extrapolated);
+  CHECK(six.us == Approx(t2 + (t2 - t1)));
+  CHECK(joined.all_reduce(3 * mib, 2, true).us == Approx((t2 + t4) / 2));
+  // Measured sizes on either side read as measured.
+  CHECK(split.all_reduce(2 * mib, 2, true).us == Approx(t2));
+  CHECK(split.all_reduce(4 * mib, 2, true).us == Approx(t4));
+  // A curve read beyond its first size goes along its first segment, at least in proportion to size.
+  const LogCurve c({10, 20, 40}, {100, 150, 250});
+  CHECK(CollectiveModel::lookup_extended(c, 5).us == Approx(75));
+  const LogCurve steep({10, 20}, {100, 300});
+  CHECK(CollectiveModel::lookup_extended(steep, 5).us == Approx(50));  // 0 along the segment, 50 in proportion
+  CHECK(CollectiveModel::lookup_extended(c, 80).us == Approx(450));
 }
