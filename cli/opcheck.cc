@@ -453,27 +453,10 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 
 // ------------------------------------------------------------------------------------------------ comm
 
-OJson check_curves(const OpTable& t) {
-  OJson out;
-  ApeStats e;
-  for (const OpGrid& g : t.grids) {
-    if (g.axes.size() != 1) continue;
-    const auto held = every_other(g.axes[0].size());
-    const OpGrid r = drop_grid_lines(g, 0, held);
-    const LogCurve c(r.axes[0], r.values);
-    if (c.empty()) continue;
-    for (std::size_t i = 0; i < g.axes[0].size(); ++i)
-      if (held[i] && !std::isnan(g.values[i])) e.add(c.eval_affine(g.axes[0][i]), g.values[i]);
-  }
-  out["holdout"] = "every other interior message size";
-  out["all"] = e.json();
-  return out;
-}
-
-/// vLLM's all-reduce table as CollectiveModel reads it: every other interior message size held out; with
-/// `split_at_buffer` (a GPU without vLLM's symmetric-memory all-reduce) a size below the 8 MiB buffer is read from the
-/// kept sizes below it, continued along the last segment, and one from the buffer on from the kept sizes from it on.
-OJson check_custom_allreduce(const OpTable& t, bool split_at_buffer) {
+/// Message-size curves as CollectiveModel reads them: every other interior size held out, the rest read linearly
+/// where time rises. `split_at_buffer` (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce):
+/// the sizes below the 8 MiB buffer and those from it on read apart (CollectiveModel::split_curve, lookup_extended).
+OJson check_curves(const OpTable& t, bool split_at_buffer = false) {
   constexpr double kBuffer = 8.0 * (1 << 20);
   OJson out;
   ApeStats e;
@@ -482,20 +465,14 @@ OJson check_custom_allreduce(const OpTable& t, bool split_at_buffer) {
     const auto held = every_other(g.axes[0].size());
     const OpGrid r = drop_grid_lines(g, 0, held);
     const LogCurve all(r.axes[0], r.values);
-    std::vector<double> bx, by, ax, ay;
-    for (std::size_t i = 0; i < r.axes[0].size(); ++i) {
-      const bool below = r.axes[0][i] * 2 < kBuffer;
-      (below ? bx : ax).push_back(r.axes[0][i]);
-      (below ? by : ay).push_back(r.values[i]);
-    }
-    const bool split = split_at_buffer && bx.size() >= 2 && ay.size() >= 2;
-    const LogCurve below = split ? LogCurve(bx, by) : LogCurve(), above = split ? LogCurve(ax, ay) : LogCurve();
+    if (all.empty()) continue;
+    LogCurve below, from;
+    const bool split = split_at_buffer && CollectiveModel::split_curve(r.axes[0], r.values, kBuffer, below, from);
     for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
       if (!held[i] || std::isnan(g.values[i])) continue;
       const double x = g.axes[0][i];
-      const CollectiveTime p = !split ? CollectiveModel::lookup(all, x)
-                                      : CollectiveModel::lookup_extended(x * 2 < kBuffer ? below : above, x);
-      e.add(p.us, g.values[i]);
+      e.add(split ? CollectiveModel::lookup_extended(x * 2 < kBuffer ? below : from, x).us : all.eval_affine(x),
+            g.values[i]);
     }
   }
   out["holdout"] = split_at_buffer ? "every other interior message size; the kernel's sizes and NCCL's (from the 8 MiB "
@@ -651,7 +628,7 @@ int main(int argc, char** argv) {
   }
   if (load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
   if (load_op_table_file(dir + "custom_allreduce.json", t))
-    fam["custom_allreduce"] = check_custom_allreduce(
+    fam["custom_allreduce"] = check_curves(
         t, backend == "vllm" && !facts.compute_capability.empty() && std::atoi(facts.compute_capability.c_str()) < 9);
   if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
   if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);

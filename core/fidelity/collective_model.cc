@@ -25,15 +25,9 @@ void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, dou
       if (g.key.size() != 2 || g.axes.size() != 1) continue;
       const std::pair<std::string, int> key{g.key[0], std::atoi(g.key[1].c_str())};
       custom_[key] = LogCurve(g.axes[0], g.values);
-      if (!split_at_buffer || !(custom_max_bytes > 0)) continue;
-      std::vector<double> bx, by, ax, ay;  // below the buffer (16-bit elements), from it on
-      for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
-        if (std::isnan(g.values[i])) continue;
-        const bool below = g.axes[0][i] * 2 < custom_max_bytes;
-        (below ? bx : ax).push_back(g.axes[0][i]);
-        (below ? by : ay).push_back(g.values[i]);
-      }
-      if (bx.size() >= 2 && ay.size() >= 2) custom_split_[key] = {LogCurve(bx, by), LogCurve(ax, ay)};
+      std::pair<LogCurve, LogCurve> parts;
+      if (split_at_buffer && split_curve(g.axes[0], g.values, custom_max_bytes, parts.first, parts.second))
+        custom_split_[key] = std::move(parts);
     }
   }
 }
@@ -53,6 +47,23 @@ CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
   t.us = c.eval_affine(size, &clamped);
   t.extrapolated = clamped;
   return t;
+}
+
+bool CollectiveModel::split_curve(const std::vector<double>& elements, const std::vector<double>& us,
+                                  double buffer_bytes, LogCurve& below, LogCurve& from) {
+  below = from = LogCurve();
+  if (!(buffer_bytes > 0) || elements.size() != us.size()) return false;
+  std::vector<double> bx, by, fx, fy;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (std::isnan(us[i])) continue;
+    const bool b = elements[i] * 2 < buffer_bytes;
+    (b ? bx : fx).push_back(elements[i]);
+    (b ? by : fy).push_back(us[i]);
+  }
+  if (bx.size() < 2 || fx.size() < 2) return false;
+  below = LogCurve(bx, by);
+  from = LogCurve(fx, fy);
+  return true;
 }
 
 CollectiveTime CollectiveModel::lookup_extended(const LogCurve& c, double size) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/fidelity/interpolation.h"
 #include "core/fidelity/op_table.h"
@@ -51,6 +52,10 @@ class CollectiveModel {
   /// lookup() within the curve's sizes; beyond either end along the end segment (flagged extrapolated): the custom
   /// kernel's cells below its buffer and NCCL's from it on, read apart (split_at_buffer).
   static CollectiveTime lookup_extended(const LogCurve& c, double size);
+  /// A measured curve (16-bit elements, NaN cells skipped) cut at `buffer_bytes`: the sizes below it and those from
+  /// it on. False (both left empty) unless each part has two sizes.
+  static bool split_curve(const std::vector<double>& elements, const std::vector<double>& us, double buffer_bytes,
+                          LogCurve& below, LogCurve& from);
 
  private:
   std::map<std::pair<std::string, int>, LogCurve> nccl_;    // (op, gpus), half precision
