@@ -594,8 +594,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (load_op_table_file(dir + "context_attention.json", t)) fam["attention_prefill"] = check_attention(t, false, facts.sms, l2);
-  if (load_op_table_file(dir + "generation_attention.json", t)) fam["attention_decode"] = check_attention(t, true, facts.sms, l2);
+  if (load_op_table_file(dir + "context_attention.json", t))
+    fam["attention_prefill"] = check_attention(t, false, facts.sms, l2);
+  if (load_op_table_file(dir + "generation_attention.json", t))
+    fam["attention_decode"] = check_attention(t, true, facts.sms, l2);
   {
     OpTable gemm;
     MlaShapes sh;

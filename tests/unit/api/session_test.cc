@@ -63,7 +63,8 @@ TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
   INFO("result hash is " << fnv1a64(text));
   CHECK(fnv1a64(text) == 0xd520682224696cc9ULL);  // 15357389225182457033 (re-pinned: the result quotes
   // validation.json, rerun with decode grids read cold; previous pins 0x2195ebcce9f8cc2f, 0xb40bb43ed5bc30c9,
-  // 0x8f820681a51170b6, 0xa1ac293db3b87017 (GEMM token readings), 0x37ada3fdcb6875e4, 0x535b3f0316aa1cec, 0x2d745218fe6aea68)
+  // 0x8f820681a51170b6, 0xa1ac293db3b87017 (GEMM token readings), 0x37ada3fdcb6875e4, 0x535b3f0316aa1cec,
+  // 0x2d745218fe6aea68)
 }
 
 TEST_CASE("cancel mid-run reports status cancelled with the unfinished requests failed", "[api][session]") {

@@ -450,7 +450,8 @@ TEST_CASE("FlashAttention-3 prefill packs a KV head's query heads into the tile'
   CHECK(a.ctas == Approx(b.ctas));
 }
 
-TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element size select", "[fidelity][attention]") {
+TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element size select",
+          "[fidelity][attention]") {
   struct Case {
     const char* dtype;
     int head_dim, window, bm, bn;
