@@ -457,7 +457,6 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 /// where time rises. `split_at_buffer` (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce):
 /// the sizes below the 8 MiB buffer and those from it on read apart (CollectiveModel::split_curve, lookup_extended).
 OJson check_curves(const OpTable& t, bool split_at_buffer = false) {
-  constexpr double kBuffer = 8.0 * (1 << 20);
   OJson out;
   ApeStats e;
   for (const OpGrid& g : t.grids) {
@@ -467,11 +466,11 @@ OJson check_curves(const OpTable& t, bool split_at_buffer = false) {
     const LogCurve all(r.axes[0], r.values);
     if (all.empty()) continue;
     LogCurve below, from;
-    const bool split = split_at_buffer && CollectiveModel::split_curve(r.axes[0], r.values, kBuffer, below, from);
+    const bool split = split_at_buffer && CollectiveModel::split_curve(r.axes[0], r.values, kVllmCustomAllReduceBytes, below, from);
     for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
       if (!held[i] || std::isnan(g.values[i])) continue;
       const double x = g.axes[0][i];
-      e.add(split ? CollectiveModel::lookup_extended(x * 2 < kBuffer ? below : from, x).us : all.eval_affine(x),
+      e.add(split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us : all.eval_affine(x),
             g.values[i]);
     }
   }
@@ -631,7 +630,7 @@ int main(int argc, char** argv) {
   if (load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
   if (load_op_table_file(dir + "custom_allreduce.json", t))
     fam["custom_allreduce"] = check_curves(
-        t, backend == "vllm" && !facts.compute_capability.empty() && std::atoi(facts.compute_capability.c_str()) < 9);
+        t, backend == "vllm" && vllm_all_reduce_nccl_at_buffer(facts.compute_capability));
   if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
   if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.

@@ -32,6 +32,10 @@ void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, dou
   }
 }
 
+bool vllm_all_reduce_nccl_at_buffer(const std::string& compute_capability) {
+  return !compute_capability.empty() && std::atoi(compute_capability.c_str()) < 9;
+}
+
 CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
   CollectiveTime t;
   t.ok = !c.empty();

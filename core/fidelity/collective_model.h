@@ -20,6 +20,13 @@
 
 namespace servesim {
 
+/// vLLM's custom all-reduce buffer: it takes messages strictly below this many bytes (should_custom_ar).
+inline constexpr double kVllmCustomAllReduceBytes = 8.0 * (1 << 20);
+
+/// Whether vLLM on a GPU of this compute capability ("major.minor") sends messages of the custom kernel's buffer
+/// and more to NCCL: its symmetric-memory all-reduce runs on 9.0 and newer only. False when unknown ("").
+bool vllm_all_reduce_nccl_at_buffer(const std::string& compute_capability);
+
 /// Result of one collective lookup.
 struct CollectiveTime {
   double us = 0;

@@ -1,13 +1,12 @@
 #include "core/fidelity/profile_tables.h"
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/spec/resource_catalog.h"
 
@@ -93,8 +92,7 @@ bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu,
   load_table(catalog, folder, "custom_allreduce.json", out.custom_allreduce, error);
   GpuSpec measured_on;
   if (tb == "vllm" && !out.custom_allreduce.empty() && catalog_gpu(catalog, gpu, measured_on))
-    out.custom_allreduce_nccl_at_buffer = !measured_on.compute_capability.empty() &&
-                                          std::atoi(measured_on.compute_capability.c_str()) < 9;
+    out.custom_allreduce_nccl_at_buffer = vllm_all_reduce_nccl_at_buffer(measured_on.compute_capability);
   if (model.has_sliding_window() && !model.is_mla()) {
     load_table(catalog, folder, "context_attention_window.json", out.context_attention_window, error);
     load_table(catalog, folder, "generation_attention_window.json", out.generation_attention_window, error);

@@ -104,7 +104,8 @@ TableCostModel::TableCostModel(const ModelSpec& model, const GpuSpec& gpu, const
   const bool custom_ok = g_.nvlink_gb_s > 0 && p_.tp_attn <= g_.gpus_per_node && p_.tp_attn % 2 == 0 &&
                          p_.tp_attn <= 8;
   collectives_.set_tables(t_.nccl.empty() ? nullptr : &t_.nccl,
-                          t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce, 8.0 * (1 << 20),
+                          t_.custom_allreduce.empty() || !custom_ok ? nullptr : &t_.custom_allreduce,
+                          kVllmCustomAllReduceBytes,
                           /*beyond_buffer=*/e_.backend != "sglang",
                           /*split_at_buffer=*/t_.custom_allreduce_nccl_at_buffer);
   if ((p_.tp_attn <= 1 && t_.any()) || collectives_.has_nccl() || collectives_.has_custom())
