@@ -175,6 +175,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
     geo.heads = std::atoi(g.key[2].c_str());
     geo.kv_heads = std::atoi(g.key[3].c_str());
     geo.sms = sms;
+    geo.head_dim = std::atoi(g.key[1].c_str());
     set_split_rule(geo, g.kernel);
     if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], std::atoi(g.key[1].c_str()));
     const auto& B = g.axes[0];
@@ -211,7 +212,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
           if (!held[j] || std::isnan(truth)) continue;
           product.add(predict(p, B[i], S[j]), truth);
           product_fixed.add(predict(p0, B[i], S[j]), truth);
-          double f[8] = {};
+          double f[kMaxWorkFeatures] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
           else uniform_prefill_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
           const double warm = cold.extra_us(B[i] * S[j] * bytes_per_key);

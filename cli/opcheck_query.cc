@@ -88,6 +88,7 @@ class AttentionQueries {
     geo.heads = heads;
     geo.kv_heads = kv_heads;
     geo.sms = sms_;
+    geo.head_dim = head_dim;
     const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
                                           std::to_string(kv_heads)};
     *extrapolated = false;

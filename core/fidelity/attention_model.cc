@@ -251,6 +251,20 @@ bool xqa_falls_back_to_mmha(const AttentionGeometry& g, std::int64_t requests, s
   return blocks * 4.0 < static_cast<double>(g.sms);
 }
 
+// XQA's kernels take grouped heads only: a vanilla multi-head layout (as many KV heads as query heads) or groups
+// over 32 query heads run on the masked multi-head attention kernel (supportConfigCommon / supportConfigHMMA).
+bool xqa_supports(const AttentionGeometry& g) {
+  return g.kv_heads > 0 && g.heads != g.kv_heads && g.heads % g.kv_heads == 0 && g.heads / g.kv_heads <= 32;
+}
+
+// The masked multi-head attention kernel's blocks per sequence (multi_block_grid_setup): enough to fill the SMs
+// once with one CTA per (request, query head), at most one per 128 keys.
+std::int64_t mmha_seq_len_tiles(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max) {
+  const std::int64_t per_seq = std::max<std::int64_t>(1, requests * g.heads);
+  const std::int64_t balanced = (g.sms + per_seq - 1) / per_seq;
+  return std::max<std::int64_t>(1, std::min(balanced, nb_max));
+}
+
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
 }
@@ -271,11 +285,13 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[0] = 1.0;
   f[1] = static_cast<double>(requests);
   f[5] = g.prepare_step && requests <= kFa3PrepareMaxRequests ? 1.0 : 0.0;
-  f[6] = f[7] = 0.0;
-  if (g.split_kv == AttentionGeometry::SplitKv::kXqa && xqa_falls_back_to_mmha(g, requests, max_ctx)) {
-    // TensorRT-LLM's masked multi-head attention kernel instead of XQA: its own fixed cost and per-key cost.
-    f[6] = 1.0;
-    f[7] = static_cast<double>(decode_key_tiles(g, max_ctx));
+  f[6] = f[7] = f[8] = f[9] = 0.0;
+  if (g.split_kv == AttentionGeometry::SplitKv::kXqa) {
+    // TensorRT-LLM runs its masked multi-head attention kernel where XQA has no kernel (the whole grid) or would
+    // launch too few blocks (a fallback beside XQA's own features below).
+    const bool whole = !xqa_supports(g);
+    if (whole || xqa_falls_back_to_mmha(g, requests, max_ctx)) mmha_features(g, f);
+    if (whole) return;
   }
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
     // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
@@ -331,6 +347,34 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
 }
 
+void DecodeWork::mmha_features(const AttentionGeometry& g, double* f) const {
+  const double s = g.sms;
+  const std::int64_t nb_max = decode_key_tiles(g, max_ctx);
+  const auto splits = static_cast<double>(mmha_seq_len_tiles(g, requests, nb_max));
+  const double ctas = static_cast<double>(requests) * g.heads * splits;
+  // Two steps the tables show at every head count and batch: a request's keys x head size reaching 64Ki elements,
+  // and more than two CTAs per SM (kMmhaKeyElementsStep, kMmhaCtasPerSmStep); CTAs beyond the 8 per SM that fit at
+  // once (256-thread CTAs) run in further waves.
+  f[5] = static_cast<double>(max_ctx) * g.head_dim >= kMmhaKeyElementsStep ? 1.0 : 0.0;
+  f[8] = ctas > kMmhaCtasPerSmStep * s ? 1.0 : 0.0;
+  f[9] = std::max(0.0, ctas / (kMmhaResidentCtasPerSm * s) - 1.0);
+  if (xqa_supports(g)) {
+    // A batch XQA would take with too few blocks: the fallback's own fixed and per-key cost beside XQA's.
+    f[6] = 1.0;
+    f[7] = static_cast<double>(nb_max);
+    return;
+  }
+  // A grid the masked kernel runs whole: one CTA per (request, query head, block of keys); its loads are key by
+  // key, so the work counts keys, not 128-key tiles.
+  const double tp = ctx_sum / g.block_n * g.heads / s;
+  const double longest = static_cast<double>(max_ctx) / g.block_n / splits;
+  const double copies = static_cast<double>(g.heads) * splits;
+  const double start = ctas > s ? tp * (1.0 - 0.5 / copies) : 0.0;
+  f[2] = std::max(tp, start + longest);
+  f[3] = ctas / s;
+  f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
+}
+
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
   PrefillWork one;
   one.add(g, s, s);
@@ -365,11 +409,11 @@ namespace {
 
 // Solves the weighted normal equations restricted to `active`; false when singular.
 bool solve_active(const std::vector<double>& x, const std::vector<double>& y, int n, const bool* active, double* out) {
-  int idx[8];
+  int idx[kMaxWorkFeatures];
   int m = 0;
   for (int i = 0; i < n; ++i)
     if (active[i]) idx[m++] = i;
-  double a[8][9] = {};
+  double a[kMaxWorkFeatures][kMaxWorkFeatures + 1] = {};
   const std::size_t rows = y.size();
   for (std::size_t r = 0; r < rows; ++r) {
     const double w = 1.0 / (y[r] * y[r]);
@@ -402,15 +446,15 @@ bool solve_active(const std::vector<double>& x, const std::vector<double>& y, in
 WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>& y, int n) {
   WorkModel wm;
   wm.n = n;
-  if (n <= 0 || n > 8 || y.empty()) return wm;
-  bool active[8];
+  if (n <= 0 || n > kMaxWorkFeatures || y.empty()) return wm;
+  bool active[kMaxWorkFeatures];
   for (int i = 0; i < n; ++i) {
     active[i] = false;
     for (std::size_t r = 0; r < y.size(); ++r)
       if (x[r * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)] != 0) active[i] = true;
   }
   for (int iter = 0; iter < n; ++iter) {
-    double c[8];
+    double c[kMaxWorkFeatures];
     if (!solve_active(x, y, n, active, c)) {
       // Drop the last active feature (collinear) and retry.
       for (int i = n - 1; i >= 0; --i)
@@ -461,7 +505,7 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
     for (std::size_t j = 0; j < S.size(); ++j) {
       const double v = grid.values[i * S.size() + j];
       if (std::isnan(v)) continue;
-      double f[8] = {};
+      double f[kMaxWorkFeatures] = {};
       feats(i, j, f);
       x.insert(x.end(), f, f + nf);
       y.push_back(v);
@@ -477,7 +521,7 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
       const std::size_t idx = i * S.size() + j;
       const double v = grid.values[idx];
       if (std::isnan(v)) continue;
-      double f[8] = {};
+      double f[kMaxWorkFeatures] = {};
       feats(i, j, f);
       const double m = model_.ok ? model_.eval(f) : 0;
       if (m > 0) {
@@ -560,7 +604,7 @@ void AttentionPredictor::choose_interp(const OpGrid& grid) {
 }
 
 double AttentionPredictor::uniform_model(double b, double s) const {
-  double f[8] = {};
+  double f[kMaxWorkFeatures] = {};
   const auto bi = static_cast<std::int64_t>(std::llround(std::max(b, 1.0)));
   const auto si = static_cast<std::int64_t>(std::llround(std::max(s, 1.0)));
   if (decode_) uniform_decode_features(geo_, bi, si, f, &splits_);
@@ -664,7 +708,7 @@ double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, b
   PrefillWork w;
   for (const PrefillChunk& c : chunks) w.add(geo_, c.q, c.context);
   if (w.requests == 0) return 0;
-  double f[8] = {};
+  double f[kMaxWorkFeatures] = {};
   w.features(geo_, f);
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const double per = w.pairs / static_cast<double>(w.requests);
@@ -687,7 +731,7 @@ double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, 
   DecodeWork& w = work_;  // reused: its per-request tiles keep their capacity between steps
   w.clear();
   for (std::int32_t c : contexts) w.add(g, c);
-  double f[8] = {};
+  double f[kMaxWorkFeatures] = {};
   w.features(g, f, ungrouped ? nullptr : &splits_);
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const auto b = static_cast<std::int64_t>(contexts.size());

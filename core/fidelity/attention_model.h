@@ -32,6 +32,7 @@ struct AttentionGeometry {
   int heads = 1;     ///< query heads on this GPU
   int kv_heads = 1;  ///< KV heads on this GPU
   int sms = 132;     ///< streaming multiprocessors
+  int head_dim = 128;  ///< per head, of the grid a predictor was built on
   int block_m = 128; ///< query rows per CTA tile
   int block_n = 128; ///< keys per tile
   /// Sliding window (keys a query attends to, itself included); 0 = full attention. Tiles wholly outside every
@@ -113,11 +114,30 @@ constexpr std::int64_t kFa3PrepareMaxRequests = 992;
 constexpr int kPrefillFeatures = 4;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split
 /// combines, the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step), and for TensorRT-LLM
-/// (SplitKv::kXqa) the batches it runs on its masked multi-head attention kernel instead of XQA: 1 and the longest
-/// request's key tiles. TensorRT-LLM takes XQA only when KV heads x requests x max(1, longest history / 128),
-/// times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain). H100 TRT-LLM table, 32 query heads over 2 KV heads
-/// of 128, 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
-constexpr int kDecodeFeatures = 8;
+/// (SplitKv::kXqa) the batches it runs on its masked multi-head attention kernel instead of XQA: in f[5] the step at
+/// kMmhaKeyElementsStep, in f[6] and f[7] 1 and the longest request's key tiles (beside XQA's features, for a batch
+/// XQA would take with too few blocks), in f[8] the step over kMmhaCtasPerSmStep CTAs per SM and in f[9] the waves
+/// beyond kMmhaResidentCtasPerSm. XQA runs grouped heads only, 2 to 32 query heads per KV head (supportConfigCommon,
+/// supportConfigHMMA), and takes a batch only when KV heads x requests x max(1, longest history / 128), times 4,
+/// reach the SMs (DecoderXQAImplJIT::mayHavePerfGain). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128,
+/// 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
+///
+/// TensorRT-LLM's masked multi-head attention kernel (the batches SplitKv::kXqa does not run on XQA): one CTA per
+/// (request, query head, block of keys), blocks per request enough to fill the SMs once (multi_block_grid_setup). Its
+/// cost steps where the tables show it, alike at every head count, batch and KV dtype. H100 TensorRT-LLM grids of as
+/// many KV heads as query heads, at 2 keys: up to 2 CTAs per SM take 7.5-10.3 us (median 8.9; 342 cells, all but the
+/// 40-head grids' 4 requests, 14.5-15.2 us), 3-8 per SM 12.2-15.4 us, and beyond the 8 per SM that fit at once
+/// (256-thread CTAs, 2048 threads an SM) a wave of 8 per SM each (2048 CTAs 23.4-25.0 us, 4096 42.3-45.3 us). One to
+/// four requests of up to 64 CTAs step from a median 11.3 us (9.6-12.0) to 15.5 us (14.9-16.9) where a request's
+/// keys x head size goes from 32Ki to 64Ki elements (head 64 at 1024 keys, 128 at 512, 256 at 256), whatever the
+/// element size. The thresholds were read off the whole tables; validation holds out grid lines, not them.
+constexpr double kMmhaCtasPerSmStep = 2;
+constexpr double kMmhaResidentCtasPerSm = 8;
+constexpr double kMmhaKeyElementsStep = 65536;
+
+constexpr int kDecodeFeatures = 10;
+/// Room for either family's features.
+constexpr int kMaxWorkFeatures = 10;
 
 /// Prefill features of requests (q new tokens attending to ctx keys, ctx >= q), accumulated. With a window, tiles,
 /// loaded keys and pairs count only keys inside some row's window.
@@ -154,6 +174,11 @@ struct DecodeWork {
   void clear();
   void add(const AttentionGeometry& g, std::int64_t ctx);
   void features(const AttentionGeometry& g, double* f, SplitCache* cache = nullptr) const;
+
+ private:
+  /// TensorRT-LLM's masked multi-head attention kernel (SplitKv::kXqa batches XQA does not take): f[5] and f[6..9];
+  /// f[0..4] too for a geometry XQA never takes.
+  void mmha_features(const AttentionGeometry& g, double* f) const;
 };
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
@@ -168,7 +193,7 @@ void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::in
 /// A linear model over non-negative features with non-negative coefficients.
 struct WorkModel {
   int n = 0;
-  double coef[8] = {};
+  double coef[kMaxWorkFeatures] = {};
   bool ok = false;
   double eval(const double* f) const;
 };

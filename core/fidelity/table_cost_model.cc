@@ -246,6 +246,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   geo.heads = std::atoi(best->key[2].c_str());
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  geo.head_dim = std::atoi(best->key[1].c_str());
   set_split_rule(geo, best->kernel);
   geo.window = window;
   if (!decode) set_prefill_tile(geo, best->kernel, best->key[0], std::atoi(best->key[1].c_str()));

@@ -37,7 +37,7 @@ OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coe
   grid.strides = {5, 1};
   for (double b : grid.axes[0])
     for (double s : grid.axes[1]) {
-      double f[8] = {};
+      double f[kMaxWorkFeatures] = {};
       if (decode) uniform_decode_features(g, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), f);
       else uniform_prefill_features(g, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), f);
       double v = 0;
@@ -56,10 +56,10 @@ std::vector<std::int32_t> one_long(int n) {
 }
 
 /// The decode features of `contexts` under `g`.
-std::array<double, 8> decode_features(const AttentionGeometry& g, const std::vector<std::int32_t>& contexts) {
+std::array<double, kMaxWorkFeatures> decode_features(const AttentionGeometry& g, const std::vector<std::int32_t>& contexts) {
   DecodeWork w;
   for (std::int32_t c : contexts) w.add(g, c);
-  std::array<double, 8> f{};
+  std::array<double, kMaxWorkFeatures> f{};
   w.features(g, f.data());
   return f;
 }
@@ -105,7 +105,7 @@ TEST_CASE("FlashAttention's split heuristic splits small batches of long request
 TEST_CASE("the work model fit recovers known coefficients and the predictor is exact on the grid",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     const OpGrid grid = synthetic_grid(decode, g, coef);
     AttentionPredictor p;
@@ -128,7 +128,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
           "latency where it does not; every choice is exact on the grid and keeps the batch composition",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
     AttentionPredictor fits;
     REQUIRE(fits.build(synthetic_grid(decode, g, coef), decode, g, true));
@@ -179,7 +179,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
     skewed[0] = 8192 - 7 * 128;  // mean 1024
     DecodeWork w;
     for (std::int32_t c : skewed) w.add(g, c);
-    double fm[8] = {}, fu[8] = {};
+    double fm[kMaxWorkFeatures] = {}, fu[kMaxWorkFeatures] = {};
     w.features(g, fm);
     uniform_decode_features(g, 8, 1024, fu);
     CHECK(p.decode_us(skewed) ==
@@ -191,7 +191,7 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
 TEST_CASE("mixed decode batches cost what their per-request work says, not their total tokens",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
-  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, g, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, g));
@@ -248,7 +248,7 @@ TEST_CASE("FlashAttention-3 decode splits each request by its own length", "[fid
   CHECK(f[4] == Approx(1.0 * 32 / 132));  // combine work: the one split request
   // A uniform batch prices the same through either path.
   const auto fu = decode_features(g, std::vector<std::int32_t>(12, 5000));
-  double fc[8] = {};
+  double fc[kMaxWorkFeatures] = {};
   uniform_decode_features(g, 12, 5000, fc);
   for (int i = 0; i < kDecodeFeatures; ++i) CHECK(fu[static_cast<std::size_t>(i)] == Approx(fc[i]));
   // No split at <= 4 key tiles, nor over 992 requests.
@@ -296,7 +296,7 @@ TEST_CASE("a length measured only at the largest batch is reached from the longe
   // TensorRT-LLM's head_dim-256 FP8-KV decode grids measure their longest kv_len at the largest batches only; a
   // small batch there used to find no measured cell and leave the table for the datasheet roofline unflagged.
   const AttentionGeometry g = geo(32, 8);
-  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {true, false}) {
     OpGrid full = synthetic_grid(decode, g, coef);
     OpGrid ragged = full;
@@ -329,7 +329,7 @@ TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsp
   AttentionGeometry fa2 = geo(32, 8);
   set_split_rule(fa2, "vllm_flash_attn");
   CHECK(fa2.ungrouped_beside_prefill);
-  const double coef[8] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   const OpGrid grid = synthetic_grid(true, fa2, coef);
   AttentionPredictor p;
   REQUIRE(p.build(grid, true, fa2));
@@ -364,7 +364,7 @@ TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; i
   AttentionGeometry g = geo(8, 1);
   set_split_rule(g, "vllm_flash_attn_fa3");
   CHECK(g.prepare_step);
-  double f[8] = {};
+  double f[kMaxWorkFeatures] = {};
   uniform_decode_features(g, 992, 64, f);
   CHECK(f[5] == 1);
   uniform_decode_features(g, 993, 64, f);
@@ -374,7 +374,7 @@ TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; i
   CHECK_FALSE(mla.prepare_step);
 
   // Batches 128 .. 2048 with a step of 9 us up to 992 requests; 1024 not measured.
-  const double coef[8] = {5.0, 0.03, 0.9, 0.3, 0.2, 9.0};
+  const double coef[kMaxWorkFeatures] = {5.0, 0.03, 0.9, 0.3, 0.2, 9.0};
   OpGrid grid;
   grid.key = {"bfloat16", "128", "8", "1"};
   grid.axes = {{128, 256, 512, 2048}, {16, 64, 256, 1024}};
@@ -385,7 +385,7 @@ TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; i
   }
   grid.strides = {4, 1};
   auto truth = [&](std::int64_t b, std::int64_t s) {
-    double x[8] = {};
+    double x[kMaxWorkFeatures] = {};
     uniform_decode_features(g, b, s, x);
     double v = 0;
     for (int i = 0; i < kDecodeFeatures; ++i) v += coef[i] * x[i];
@@ -521,4 +521,43 @@ TEST_CASE("TensorRT-LLM decodes too small for XQA run on its masked multi-head a
   AttentionGeometry fa3 = geo(32, 2);
   set_split_rule(fa3, "vllm_flash_attn_fa3");
   CHECK(decode_features(fa3, std::vector<std::int32_t>(16, 100))[6] == 0.0);
+}
+
+TEST_CASE("TensorRT-LLM runs ungrouped heads and groups over 32 on its masked kernel, with its steps",
+          "[fidelity][attention]") {
+  // As many KV heads as query heads: never XQA, whatever the batch (16 x 16 x 1 x 4 blocks would reach the SMs).
+  AttentionGeometry mha = geo(16, 16);
+  set_split_rule(mha, "torch_flow");
+  const auto f = decode_features(mha, std::vector<std::int32_t>(16, 100));
+  CHECK(f[6] == 0.0);                              // no fallback beside XQA: the grid is the masked kernel's
+  CHECK(f[3] == Approx(16.0 * 16 / 132));          // one CTA per (request, query head): 256 over 132 SMs
+  CHECK(f[8] == 0.0);                              // 256 CTAs, at most 2 per SM
+  CHECK(decode_features(mha, std::vector<std::int32_t>(17, 100))[8] == 1.0);  // 272
+  // One request of 4096 keys: blocks to fill the SMs once, ceil(132 / 16) = 9, each a ninth of the keys.
+  const auto f1 = decode_features(mha, std::vector<std::int32_t>(1, 4096));
+  CHECK(f1[3] == Approx(16.0 * 9 / 132));
+  CHECK(f1[4] == Approx(16.0 / 132));              // the blocks' partial results combined
+  // Keys, not 128-key tiles: 4096 keys / 128 / 9 blocks for the longest CTA, after 144 - 132 CTAs' start.
+  const double tp = 4096.0 / 128 * 16 / 132;
+  CHECK(f1[2] == Approx(tp * (1 - 0.5 / (16 * 9)) + 4096.0 / 128 / 9));
+  // Waves beyond 8 CTAs per SM: 1024 requests x 16 heads = 16384 CTAs = 15.5 waves of 1056 beyond the first.
+  CHECK(decode_features(mha, std::vector<std::int32_t>(1024, 2))[9] == Approx(16384.0 / 1056 - 1));
+  CHECK(decode_features(mha, std::vector<std::int32_t>(64, 2))[9] == 0.0);
+  // A request's keys x head size at 64Ki elements: head 128 steps between 511 and 512 keys.
+  CHECK(decode_features(mha, std::vector<std::int32_t>(1, 511))[5] == 0.0);
+  CHECK(decode_features(mha, std::vector<std::int32_t>(1, 512))[5] == 1.0);
+  mha.head_dim = 64;
+  CHECK(decode_features(mha, std::vector<std::int32_t>(1, 512))[5] == 0.0);
+
+  // 64 query heads over one KV head: a group over 32, also the masked kernel's.
+  AttentionGeometry wide = geo(64, 1);
+  set_split_rule(wide, "torch_flow");
+  CHECK(decode_features(wide, std::vector<std::int32_t>(64, 2048))[3] == Approx(64.0 * 64 / 132));
+  // 32 over one: XQA's, with one block per KV head and request (2048 / 128 = 16, 64 x 16 = 1024 blocks).
+  AttentionGeometry grouped = geo(32, 1);
+  set_split_rule(grouped, "torch_flow");
+  const auto fx = decode_features(grouped, std::vector<std::int32_t>(64, 2048));
+  CHECK(fx[5] == 0.0);
+  CHECK(fx[8] == 0.0);
+  CHECK(fx[3] < 64.0 * 32 / 132);
 }
