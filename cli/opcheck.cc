@@ -176,6 +176,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
     geo.kv_heads = std::atoi(g.key[3].c_str());
     geo.sms = sms;
     geo.head_dim = std::atoi(g.key[1].c_str());
+    geo.kv_fp8 = g.key[0] == "fp8";
     set_split_rule(geo, g.kernel);
     if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], std::atoi(g.key[1].c_str()));
     const auto& B = g.axes[0];

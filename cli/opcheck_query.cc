@@ -89,6 +89,7 @@ class AttentionQueries {
     geo.kv_heads = kv_heads;
     geo.sms = sms_;
     geo.head_dim = head_dim;
+    geo.kv_fp8 = dtype == "fp8";
     const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
                                           std::to_string(kv_heads)};
     *extrapolated = false;

@@ -288,9 +288,10 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[6] = f[7] = f[8] = f[9] = 0.0;
   if (g.split_kv == AttentionGeometry::SplitKv::kXqa) {
     // TensorRT-LLM runs its masked multi-head attention kernel where XQA has no kernel (the whole grid) or would
-    // launch too few blocks (a fallback beside XQA's own features below).
+    // launch too few blocks with a bf16 / fp16 KV cache (a fallback beside XQA's own features below; with an FP8
+    // cache XQA takes every batch).
     const bool whole = !xqa_supports(g);
-    if (whole || xqa_falls_back_to_mmha(g, requests, max_ctx)) mmha_features(g, f);
+    if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, f);
     if (whole) return;
   }
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {

@@ -33,6 +33,7 @@ struct AttentionGeometry {
   int kv_heads = 1;  ///< KV heads on this GPU
   int sms = 132;     ///< streaming multiprocessors
   int head_dim = 128;  ///< per head, of the grid a predictor was built on
+  bool kv_fp8 = false;  ///< an FP8 KV cache (the grid's kv_cache_dtype)
   int block_m = 128; ///< query rows per CTA tile
   int block_n = 128; ///< keys per tile
   /// Sliding window (keys a query attends to, itself included); 0 = full attention. Tiles wholly outside every
@@ -119,7 +120,9 @@ constexpr int kPrefillFeatures = 4;
 /// XQA would take with too few blocks), in f[8] the step over kMmhaCtasPerSmStep CTAs per SM and in f[9] the waves
 /// beyond kMmhaResidentCtasPerSm. XQA runs grouped heads only, 2 to 32 query heads per KV head (supportConfigCommon,
 /// supportConfigHMMA), and takes a batch only when KV heads x requests x max(1, longest history / 128), times 4,
-/// reach the SMs (DecoderXQAImplJIT::mayHavePerfGain). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128,
+/// reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or always with an FP8 KV cache, which the masked kernel does
+/// not read beside bf16 / fp16 queries (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids show no such
+/// step). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128,
 /// 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
 ///
 /// TensorRT-LLM's masked multi-head attention kernel (the batches SplitKv::kXqa does not run on XQA): one CTA per

@@ -247,6 +247,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   geo.kv_heads = std::atoi(best->key[3].c_str());
   geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
   geo.head_dim = std::atoi(best->key[1].c_str());
+  geo.kv_fp8 = best->key[0] == "fp8";
   set_split_rule(geo, best->kernel);
   geo.window = window;
   if (!decode) set_prefill_tile(geo, best->kernel, best->key[0], std::atoi(best->key[1].c_str()));

@@ -517,6 +517,10 @@ TEST_CASE("TensorRT-LLM decodes too small for XQA run on its masked multi-head a
   std::vector<std::int32_t> mixed(15, 100);
   mixed.push_back(300);  // 2 x 16 x 2 = 64 blocks
   CHECK(decode_features(g, mixed)[6] == 0.0);
+  // Nor with an FP8 KV cache, which the masked kernel does not read beside bf16 queries: XQA takes every batch.
+  AttentionGeometry fp8 = g;
+  fp8.kv_fp8 = true;
+  CHECK(decode_features(fp8, std::vector<std::int32_t>(16, 100))[6] == 0.0);
   // Other kernels have no such fallback.
   AttentionGeometry fa3 = geo(32, 2);
   set_split_rule(fa3, "vllm_flash_attn_fa3");
