@@ -131,6 +131,7 @@ void DecodeWork::clear() {
   key_tiles = 0;
   max_ctx = 0;
   ctx_sum = 0;
+  keys = 0;
   tiles.clear();
 }
 
@@ -142,6 +143,7 @@ void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) tiles.push_back(static_cast<std::int32_t>(t));
   if (ctx > max_ctx) max_ctx = ctx;
   ctx_sum += static_cast<double>(ctx);
+  keys += static_cast<double>(g.window > 0 ? std::min<std::int64_t>(ctx, g.window) : ctx);
 }
 
 int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits) {
@@ -356,7 +358,9 @@ void DecodeWork::mmha_features(const AttentionGeometry& g, double* f) const {
   // Two steps the tables show at every head count and batch: a request's keys x head size reaching 64Ki elements,
   // and more than two CTAs per SM (kMmhaKeyElementsStep, kMmhaCtasPerSmStep); CTAs beyond the 8 per SM that fit at
   // once (256-thread CTAs) run in further waves.
-  f[5] = static_cast<double>(max_ctx) * g.head_dim >= kMmhaKeyElementsStep ? 1.0 : 0.0;
+  const auto longest_keys =
+      static_cast<double>(g.window > 0 ? std::min<std::int64_t>(max_ctx, g.window) : max_ctx);
+  f[5] = longest_keys * g.head_dim >= kMmhaKeyElementsStep ? 1.0 : 0.0;
   f[8] = ctas > kMmhaCtasPerSmStep * s ? 1.0 : 0.0;
   f[9] = std::max(0.0, ctas / (kMmhaResidentCtasPerSm * s) - 1.0);
   if (xqa_supports(g)) {
@@ -366,9 +370,9 @@ void DecodeWork::mmha_features(const AttentionGeometry& g, double* f) const {
     return;
   }
   // A grid the masked kernel runs whole: one CTA per (request, query head, block of keys); its loads are key by
-  // key, so the work counts keys, not 128-key tiles.
-  const double tp = ctx_sum / g.block_n * g.heads / s;
-  const double longest = static_cast<double>(max_ctx) / g.block_n / splits;
+  // key, so the work counts keys (a window's), not 128-key tiles.
+  const double tp = keys / g.block_n * g.heads / s;
+  const double longest = longest_keys / g.block_n / splits;
   const double copies = static_cast<double>(g.heads) * splits;
   const double start = ctas > s ? tp * (1.0 - 0.5 / copies) : 0.0;
   f[2] = std::max(tp, start + longest);
@@ -397,6 +401,7 @@ void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::in
   w.key_tiles = static_cast<double>(b) * static_cast<double>(decode_key_tiles(g, s));
   w.max_ctx = s;
   w.ctx_sum = static_cast<double>(b) * static_cast<double>(s);
+  w.keys = static_cast<double>(b) * static_cast<double>(g.window > 0 ? std::min<std::int64_t>(s, g.window) : s);
   w.features(g, f, cache);
 }
 

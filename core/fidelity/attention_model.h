@@ -173,6 +173,7 @@ struct DecodeWork {
   double key_tiles = 0;  ///< sum over requests of ceil(ctx / block_n)
   std::int64_t max_ctx = 0;
   double ctx_sum = 0;
+  double keys = 0;  ///< sum over requests of the keys read: ctx, or the window's keys
   std::vector<std::int32_t> tiles;  ///< per request, kept for SplitKv::kPerRequest only
   void clear();
   void add(const AttentionGeometry& g, std::int64_t ctx);

@@ -553,6 +553,13 @@ TEST_CASE("TensorRT-LLM runs ungrouped heads and groups over 32 on its masked ke
   mha.head_dim = 64;
   CHECK(decode_features(mha, std::vector<std::int32_t>(1, 512))[5] == 0.0);
 
+  // With a sliding window the kernel reads the window's keys: 4096 keys under a 128-key window price as 128.
+  AttentionGeometry local = mha;
+  local.window = 128;
+  const auto fw = decode_features(local, std::vector<std::int32_t>(4, 4096));
+  const auto f128 = decode_features(mha, std::vector<std::int32_t>(4, 128));
+  for (int i : {2, 3, 4, 5, 8, 9}) CHECK(fw[static_cast<std::size_t>(i)] == Approx(f128[static_cast<std::size_t>(i)]));
+
   // 64 query heads over one KV head: a group over 32, also the masked kernel's.
   AttentionGeometry wide = geo(64, 1);
   set_split_rule(wide, "torch_flow");
