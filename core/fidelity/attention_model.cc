@@ -267,6 +267,22 @@ std::int64_t mmha_seq_len_tiles(const AttentionGeometry& g, std::int64_t request
   return std::max<std::int64_t>(1, std::min(balanced, nb_max));
 }
 
+// FlashAttention-3's key block for a decode over vLLM's paged cache (tile_size_fwd_sm90, one query row so not
+// causal, pages not whole key blocks so no TMA): bf16 192 (one MMA warpgroup; 160 with two) at head 64, 128 at 128,
+// 96 at 192, 80 at 256; FP8 160 up to head 192, 128 at 256.
+int fa3_decode_key_block(const AttentionGeometry& g) {
+  if (g.kv_fp8) return g.head_dim <= 192 ? 160 : 128;
+  return g.head_dim <= 64 ? 192 : g.head_dim <= 128 ? 128 : g.head_dim <= 192 ? 96 : 80;
+}
+
+// Key blocks a FlashAttention-3 decode at position ctx - 1 visits (a window's blocks with a window).
+std::int64_t fa3_decode_key_blocks(const AttentionGeometry& g, std::int64_t ctx) {
+  const std::int64_t bn = fa3_decode_key_block(g);
+  const std::int64_t all = ceil_div(std::max<std::int64_t>(ctx, 1), bn);
+  if (g.window <= 0 || ctx <= g.window) return all;
+  return all - (ctx - g.window) / bn;
+}
+
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
 }
@@ -296,6 +312,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, f);
     if (whole) return;
   }
+  if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest && g.prepare_step)
+    f[6] = fa3_decode_key_blocks(g, max_ctx) > 1 ? 1.0 : 0.0;  // FlashAttention-3 (not MLA): past one key block
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
     // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
     const int cap = fa3_static_splits(g, requests, nb_max, cache);

@@ -113,17 +113,22 @@ constexpr double kKeyTileLoadShare = 0.6;
 constexpr std::int64_t kFa3PrepareMaxRequests = 992;
 
 constexpr int kPrefillFeatures = 4;
-/// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split
-/// combines, the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step), and for TensorRT-LLM
-/// (SplitKv::kXqa) the batches it runs on its masked multi-head attention kernel instead of XQA: in f[5] the step at
-/// kMmhaKeyElementsStep, in f[6] and f[7] 1 and the longest request's key tiles (beside XQA's features, for a batch
-/// XQA would take with too few blocks), in f[8] the step over kMmhaCtasPerSmStep CTAs per SM and in f[9] the waves
-/// beyond kMmhaResidentCtasPerSm. XQA runs grouped heads only, 2 to 32 query heads per KV head (supportConfigCommon,
-/// supportConfigHMMA), and takes a batch only when KV heads x requests x max(1, longest history / 128), times 4,
-/// reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or always with an FP8 KV cache, which the masked kernel does
-/// not read beside bf16 / fp16 queries (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids show no such
-/// step). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128,
-/// 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
+/// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
+/// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a
+/// longest request past one key block of its decode tile (with a window, the window's keys spanning two;
+/// fa3_decode_key_block in the .cc). vLLM's H100 and H200 tables step by a median 1.4-2.0 us from 128 to 256 keys at up
+/// to 16 requests where that takes a second block (bf16 head 64 and 128, FP8 head 64 and 256), and by 0.2-0.4 us at
+/// bf16 head 192 and 256, already past one block at 128; FP8 head 128 and 192, with 160-key blocks, step by 0.2-0.4 us
+/// too: the fitted coefficient carries each grid's own step. For TensorRT-LLM (SplitKv::kXqa), the batches it runs on
+/// its masked multi-head attention kernel instead of XQA: in f[5] the step at kMmhaKeyElementsStep, in f[6] and f[7] 1
+/// and the longest request's key tiles (beside XQA's features, for a batch XQA would take with too few blocks), in f[8]
+/// the step over kMmhaCtasPerSmStep CTAs per SM and in f[9] the waves beyond kMmhaResidentCtasPerSm. XQA runs grouped
+/// heads only, 2 to 32 query heads per KV head (supportConfigCommon, supportConfigHMMA), and takes a batch only when KV
+/// heads x requests x max(1, longest history / 128), times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or
+/// always with an FP8 KV cache, which the masked kernel does not read beside bf16 / fp16 queries
+/// (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids show no such step). H100 TRT-LLM table, 32 query heads
+/// over 2 KV heads of 128, 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA)
+/// 10.0-10.3 us.
 ///
 /// TensorRT-LLM's masked multi-head attention kernel (the batches SplitKv::kXqa does not run on XQA): one CTA per
 /// (request, query head, block of keys), blocks per request enough to fill the SMs once (multi_block_grid_setup). Its

@@ -572,3 +572,28 @@ TEST_CASE("TensorRT-LLM runs ungrouped heads and groups over 32 on its masked ke
   CHECK(fx[8] == 0.0);
   CHECK(fx[3] < 64.0 * 32 / 132);
 }
+
+TEST_CASE("FlashAttention-3 decode marks requests past one key block", "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 1);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  g.head_dim = 128;  // bf16: 128-key blocks over a paged cache
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 128))[6] == 0.0);
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 129))[6] == 1.0);
+  std::vector<std::int32_t> mixed(3, 100);
+  mixed.push_back(200);  // the longest request decides
+  CHECK(decode_features(g, mixed)[6] == 1.0);
+  g.head_dim = 64;  // 192-key blocks
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 192))[6] == 0.0);
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 193))[6] == 1.0);
+  // A 128-key window: one block where it fits in one (keys 3872-3999 in block 20), two where it straddles.
+  AttentionGeometry local = g;
+  local.window = 128;
+  CHECK(decode_features(local, std::vector<std::int32_t>(4, 4000))[6] == 0.0);
+  CHECK(decode_features(local, std::vector<std::int32_t>(4, 4096))[6] == 1.0);
+  g.kv_fp8 = true;  // FP8: 160
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 161))[6] == 1.0);
+  // MLA decode kernels have no such feature.
+  AttentionGeometry mla = geo(16, 1);
+  set_split_rule(mla, "flashmla", true);
+  CHECK(decode_features(mla, std::vector<std::int32_t>(4, 4096))[6] == 0.0);
+}
