@@ -181,6 +181,7 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   g.cta_slots_per_sm = 1;
   g.prepare_step = false;
   g.pack_gqa_prefill = false;
+  g.swapped_gqa_copies = kernel == "vllm_flash_attn";
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
     g.prepare_step = !mla;
@@ -312,6 +313,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, f);
     if (whole) return;
   }
+  if (g.swapped_gqa_copies && requests >= 2 && g.kv_heads >= 2 && g.heads > g.kv_heads && g.window <= 0)
+    f[6] = 1.0;  // FlashAttention-2's copies of q and the output around its seqlen-q / group swap
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest && g.prepare_step)
     f[6] = fa3_decode_key_blocks(g, max_ctx) > 1 ? 1.0 : 0.0;  // FlashAttention-3 (not MLA): past one key block
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {

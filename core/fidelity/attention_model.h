@@ -70,6 +70,12 @@ struct AttentionGeometry {
   /// query head. vLLM's H100 tables (8 query heads over 1 KV head, 256 prompts): 23.9 / 37.9 / 71.2 / 134.9 us at
   /// 16 / 32 / 64 / 128 tokens, in proportion to the packed tiles, where one tile per query head would be flat.
   bool pack_gqa_prefill = false;
+  /// vLLM's FlashAttention-2 varlen decode of grouped heads swaps the query length with the group
+  /// (seqlenq_ngroups_swapped: q viewed as (requests x group) rows over the KV heads), and the transposes around it
+  /// are views only when there is one request or one KV head: otherwise q and the output are copied, two more kernels.
+  /// The A100 tables show it at every head count, 2 keys: 2-8 requests over 2-8 KV heads take 17.2-19.9 us, one
+  /// request 12.2-12.7 us, like any batch of up to 16 over one KV head (12.1-13.3 us). A decode feature (f[6]).
+  bool swapped_gqa_copies = false;
 };
 
 /// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):

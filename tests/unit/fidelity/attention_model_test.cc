@@ -597,3 +597,22 @@ TEST_CASE("FlashAttention-3 decode marks requests past one key block", "[fidelit
   set_split_rule(mla, "flashmla", true);
   CHECK(decode_features(mla, std::vector<std::int32_t>(4, 4096))[6] == 0.0);
 }
+
+TEST_CASE("vLLM's FlashAttention-2 decode copies q and the output around its group swap", "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 2);
+  set_split_rule(g, "vllm_flash_attn");
+  CHECK(decode_features(g, std::vector<std::int32_t>(1, 2))[6] == 0.0);  // one request: views only
+  CHECK(decode_features(g, std::vector<std::int32_t>(2, 2))[6] == 1.0);
+  AttentionGeometry one_kv = geo(8, 1);
+  set_split_rule(one_kv, "vllm_flash_attn");
+  CHECK(decode_features(one_kv, std::vector<std::int32_t>(4, 2))[6] == 0.0);  // one KV head: views only
+  AttentionGeometry mha = geo(8, 8);
+  set_split_rule(mha, "vllm_flash_attn");
+  CHECK(decode_features(mha, std::vector<std::int32_t>(4, 2))[6] == 0.0);  // no groups, no swap
+  AttentionGeometry local = g;
+  local.window = 128;
+  CHECK(decode_features(local, std::vector<std::int32_t>(4, 2))[6] == 0.0);  // no swap with a window
+  AttentionGeometry fa3 = geo(8, 2);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  CHECK_FALSE(fa3.swapped_gqa_copies);
+}
