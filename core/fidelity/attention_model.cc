@@ -11,13 +11,24 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Blocks of `bn` keys a decode at position ctx - 1 visits: with a window, blocks whose keys all precede it are
+// skipped.
+std::int64_t key_blocks_visited(std::int64_t ctx, std::int64_t window, std::int64_t bn) {
+  if (ctx < 1) ctx = 1;
+  const std::int64_t all = bn == 128 ? (ctx + 127) >> 7 : ceil_div(ctx, bn);
+  if (window <= 0 || ctx <= window) return all;
+  return all - (ctx - window) / bn;
+}
+
+// Keys a decode at position ctx - 1 reads: ctx, or the window's.
+std::int64_t window_keys(const AttentionGeometry& g, std::int64_t ctx) {
+  return g.window > 0 ? std::min<std::int64_t>(ctx, g.window) : ctx;
+}
+
 }  // namespace
 
 std::int64_t decode_key_tiles(const AttentionGeometry& g, std::int64_t ctx) {
-  if (ctx < 1) ctx = 1;
-  const std::int64_t all = g.block_n == 128 ? (ctx + 127) >> 7 : ceil_div(ctx, g.block_n);
-  if (g.window <= 0 || ctx <= g.window) return all;
-  return all - (ctx - g.window) / g.block_n;  // tiles whose keys all precede the window are skipped
+  return key_blocks_visited(ctx, g.window, g.block_n);
 }
 
 double uniform_pairs(std::int64_t window, double s) {
@@ -143,7 +154,7 @@ void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) tiles.push_back(static_cast<std::int32_t>(t));
   if (ctx > max_ctx) max_ctx = ctx;
   ctx_sum += static_cast<double>(ctx);
-  keys += static_cast<double>(g.window > 0 ? std::min<std::int64_t>(ctx, g.window) : ctx);
+  keys += static_cast<double>(window_keys(g, ctx));
 }
 
 int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits) {
@@ -276,14 +287,6 @@ int fa3_decode_key_block(const AttentionGeometry& g) {
   return g.head_dim <= 64 ? 192 : g.head_dim <= 128 ? 128 : g.head_dim <= 192 ? 96 : 80;
 }
 
-// Key blocks a FlashAttention-3 decode at position ctx - 1 visits (a window's blocks with a window).
-std::int64_t fa3_decode_key_blocks(const AttentionGeometry& g, std::int64_t ctx) {
-  const std::int64_t bn = fa3_decode_key_block(g);
-  const std::int64_t all = ceil_div(std::max<std::int64_t>(ctx, 1), bn);
-  if (g.window <= 0 || ctx <= g.window) return all;
-  return all - (ctx - g.window) / bn;
-}
-
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
 }
@@ -310,13 +313,13 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     // launch too few blocks with a bf16 / fp16 KV cache (a fallback beside XQA's own features below; with an FP8
     // cache XQA takes every batch).
     const bool whole = !xqa_supports(g);
-    if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, f);
+    if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, whole, f);
     if (whole) return;
   }
   if (g.swapped_gqa_copies && requests >= 2 && g.kv_heads >= 2 && g.heads > g.kv_heads && g.window <= 0)
     f[6] = 1.0;  // FlashAttention-2's copies of q and the output around its seqlen-q / group swap
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest && g.prepare_step)
-    f[6] = fa3_decode_key_blocks(g, max_ctx) > 1 ? 1.0 : 0.0;  // FlashAttention-3 (not MLA): past one key block
+    f[6] = key_blocks_visited(max_ctx, g.window, fa3_decode_key_block(g)) > 1 ? 1.0 : 0.0;  // past one FA3 block
   if (g.split_kv == AttentionGeometry::SplitKv::kPerRequest) {
     // FlashAttention-3: each request's own split count; a uniform batch (no per-request tiles) splits alike.
     const int cap = fa3_static_splits(g, requests, nb_max, cache);
@@ -371,7 +374,7 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
 }
 
-void DecodeWork::mmha_features(const AttentionGeometry& g, double* f) const {
+void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {
   const double s = g.sms;
   const std::int64_t nb_max = decode_key_tiles(g, max_ctx);
   const auto splits = static_cast<double>(mmha_seq_len_tiles(g, requests, nb_max));
@@ -379,12 +382,11 @@ void DecodeWork::mmha_features(const AttentionGeometry& g, double* f) const {
   // Two steps the tables show at every head count and batch: a request's keys x head size reaching 64Ki elements,
   // and more than two CTAs per SM (kMmhaKeyElementsStep, kMmhaCtasPerSmStep); CTAs beyond the 8 per SM that fit at
   // once (256-thread CTAs) run in further waves.
-  const auto longest_keys =
-      static_cast<double>(g.window > 0 ? std::min<std::int64_t>(max_ctx, g.window) : max_ctx);
+  const auto longest_keys = static_cast<double>(window_keys(g, max_ctx));
   f[5] = longest_keys * g.head_dim >= kMmhaKeyElementsStep ? 1.0 : 0.0;
   f[8] = ctas > kMmhaCtasPerSmStep * s ? 1.0 : 0.0;
   f[9] = std::max(0.0, ctas / (kMmhaResidentCtasPerSm * s) - 1.0);
-  if (xqa_supports(g)) {
+  if (!whole) {
     // A batch XQA would take with too few blocks: the fallback's own fixed and per-key cost beside XQA's.
     f[6] = 1.0;
     f[7] = static_cast<double>(nb_max);
@@ -422,7 +424,7 @@ void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::in
   w.key_tiles = static_cast<double>(b) * static_cast<double>(decode_key_tiles(g, s));
   w.max_ctx = s;
   w.ctx_sum = static_cast<double>(b) * static_cast<double>(s);
-  w.keys = static_cast<double>(b) * static_cast<double>(g.window > 0 ? std::min<std::int64_t>(s, g.window) : s);
+  w.keys = static_cast<double>(b) * static_cast<double>(window_keys(g, s));
   w.features(g, f, cache);
 }
 

@@ -193,8 +193,8 @@ struct DecodeWork {
 
  private:
   /// TensorRT-LLM's masked multi-head attention kernel (SplitKv::kXqa batches XQA does not take): f[5] and f[6..9];
-  /// f[0..4] too for a geometry XQA never takes.
-  void mmha_features(const AttentionGeometry& g, double* f) const;
+  /// f[0..4] too for a geometry XQA never takes (`whole`).
+  void mmha_features(const AttentionGeometry& g, bool whole, double* f) const;
 };
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
