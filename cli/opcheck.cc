@@ -455,31 +455,46 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 
 // ------------------------------------------------------------------------------------------------ comm
 
-/// Message-size curves as CollectiveModel reads them: every other interior size held out, the rest read linearly
-/// where time rises. `split_at_buffer` (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce):
-/// the sizes below the 8 MiB buffer and those from it on read apart (CollectiveModel::split_curve, lookup_extended).
-OJson check_curves(const OpTable& t, bool split_at_buffer = false) {
-  OJson out;
-  ApeStats e;
-  for (const OpGrid& g : t.grids) {
-    if (g.axes.size() != 1) continue;
-    const auto held = every_other(g.axes[0].size());
-    const OpGrid r = drop_grid_lines(g, 0, held);
-    const LogCurve all(r.axes[0], r.values);
-    if (all.empty()) continue;
-    LogCurve below, from;
-    const bool split = split_at_buffer && CollectiveModel::split_curve(r.axes[0], r.values, kVllmCustomAllReduceBytes, below, from);
-    for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
-      if (!held[i] || std::isnan(g.values[i])) continue;
-      const double x = g.axes[0][i];
-      e.add(split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us : all.eval_affine(x),
-            g.values[i]);
+/// Message-size curves as CollectiveModel reads them: every other interior size held out, the kept cells made
+/// non-decreasing (`monotone`, CollectiveModel::monotone_curve), read linearly where time rises. `split_at_buffer`
+/// (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce): the sizes below the 8 MiB buffer and
+/// those from it on read apart (CollectiveModel::split_curve, lookup_extended). `choice_split`: the kept cells
+/// read as measured and as fitted, on this split and on the complementary one (even interior sizes held out).
+OJson check_curves(const OpTable& t, bool split_at_buffer = false, bool monotone = true) {
+  auto held_out = [&](bool odd, bool fit) {
+    ApeStats e;
+    for (const OpGrid& g : t.grids) {
+      if (g.axes.size() != 1) continue;
+      std::vector<bool> held = every_other(g.axes[0].size());
+      if (!odd) {
+        held.assign(held.size(), false);
+        for (std::size_t i = 2; i + 1 < held.size(); i += 2) held[i] = true;
+      }
+      const OpGrid r = drop_grid_lines(g, 0, held);
+      const LogCurve all = fit ? CollectiveModel::monotone_curve(r.axes[0], r.values) : LogCurve(r.axes[0], r.values);
+      if (all.empty()) continue;
+      LogCurve below, from;
+      const bool split = split_at_buffer && CollectiveModel::split_curve(r.axes[0], r.values,
+                                                                         kVllmCustomAllReduceBytes, below, from, fit);
+      for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
+        if (!held[i] || std::isnan(g.values[i])) continue;
+        const double x = g.axes[0][i];
+        e.add(split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us
+                    : all.eval_affine(x),
+              g.values[i]);
+      }
     }
-  }
+    return e;
+  };
+  OJson out;
   out["holdout"] = split_at_buffer ? "every other interior message size; the kernel's sizes and NCCL's (from the 8 MiB "
                                      "buffer on) read apart"
                                    : "every other interior message size";
-  out["all"] = e.json();
+  out["all"] = held_out(true, monotone).json();
+  out["choice_split"] = OJson{{"reported_split", OJson{{"measured", held_out(true, false).json()},
+                                                       {"monotone", held_out(true, true).json()}}},
+                              {"complementary_split", OJson{{"measured", held_out(false, false).json()},
+                                                            {"monotone", held_out(false, true).json()}}}};
   return out;
 }
 
@@ -637,7 +652,8 @@ int main(int argc, char** argv) {
   if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
   if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
-  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t)) fam["p2p"] = check_curves(t);
+  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t))
+    fam["p2p"] = check_curves(t, false, false);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
   return 0;

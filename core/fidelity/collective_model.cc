@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <vector>
 
 namespace servesim {
@@ -17,14 +18,14 @@ void CollectiveModel::set_tables(const OpTable* nccl, const OpTable* custom, dou
   if (nccl) {
     for (const OpGrid& g : nccl->grids) {
       if (g.key.size() != 3 || g.key[1] != "half" || g.axes.size() != 1) continue;
-      nccl_[{g.key[0], std::atoi(g.key[2].c_str())}] = LogCurve(g.axes[0], g.values);
+      nccl_[{g.key[0], std::atoi(g.key[2].c_str())}] = monotone_curve(g.axes[0], g.values);
     }
   }
   if (custom) {
     for (const OpGrid& g : custom->grids) {
       if (g.key.size() != 2 || g.axes.size() != 1) continue;
       const std::pair<std::string, int> key{g.key[0], std::atoi(g.key[1].c_str())};
-      custom_[key] = LogCurve(g.axes[0], g.values);
+      custom_[key] = monotone_curve(g.axes[0], g.values);
       std::pair<LogCurve, LogCurve> parts;
       if (split_at_buffer && split_curve(g.axes[0], g.values, custom_max_bytes, parts.first, parts.second))
         custom_split_[key] = std::move(parts);
@@ -54,7 +55,7 @@ CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
 }
 
 bool CollectiveModel::split_curve(const std::vector<double>& elements, const std::vector<double>& us,
-                                  double buffer_bytes, LogCurve& below, LogCurve& from) {
+                                  double buffer_bytes, LogCurve& below, LogCurve& from, bool monotone) {
   below = from = LogCurve();
   if (!(buffer_bytes > 0) || elements.size() != us.size()) return false;
   std::vector<double> bx, by, fx, fy;
@@ -65,9 +66,37 @@ bool CollectiveModel::split_curve(const std::vector<double>& elements, const std
     (b ? by : fy).push_back(us[i]);
   }
   if (bx.size() < 2 || fx.size() < 2) return false;
-  below = LogCurve(bx, by);
-  from = LogCurve(fx, fy);
+  below = monotone ? monotone_curve(bx, by) : LogCurve(bx, by);
+  from = monotone ? monotone_curve(fx, fy) : LogCurve(fx, fy);
   return true;
+}
+
+LogCurve CollectiveModel::monotone_curve(const std::vector<double>& sizes, std::vector<double> us) {
+  // Pool adjacent violators (L1): each block of sizes takes the lower median of its cells, and a block slower
+  // than the next merges with it until the blocks rise. A lone slow cell pools with its faster neighbour and
+  // takes that one's time; a flat run of noisy cells keeps its median rather than its fastest.
+  struct Block {
+    std::vector<double> cells;  // sorted
+    std::vector<std::size_t> at;
+    double median() const { return cells[(cells.size() - 1) / 2]; }
+  };
+  std::vector<Block> blocks;
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    if (std::isnan(us[i]) || !(us[i] > 0)) continue;
+    blocks.push_back(Block{{us[i]}, {i}});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].median() > blocks.back().median()) {
+      Block last = std::move(blocks.back());
+      blocks.pop_back();
+      Block& prev = blocks.back();
+      std::vector<double> merged;
+      std::merge(prev.cells.begin(), prev.cells.end(), last.cells.begin(), last.cells.end(), std::back_inserter(merged));
+      prev.cells = std::move(merged);
+      prev.at.insert(prev.at.end(), last.at.begin(), last.at.end());
+    }
+  }
+  for (const Block& b : blocks)
+    for (std::size_t i : b.at) us[i] = b.median();
+  return LogCurve(sizes, us);
 }
 
 CollectiveTime CollectiveModel::lookup_extended(const LogCurve& c, double size) {

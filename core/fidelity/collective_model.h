@@ -60,9 +60,14 @@ class CollectiveModel {
   /// kernel's cells below its buffer and NCCL's from it on, read apart (split_at_buffer).
   static CollectiveTime lookup_extended(const LogCurve& c, double size);
   /// A measured curve (16-bit elements, NaN cells skipped) cut at `buffer_bytes`: the sizes below it and those from
-  /// it on. False (both left empty) unless each part has two sizes.
+  /// it on, each part made non-decreasing on its own when `monotone` (two kernels: NCCL from the buffer on may be
+  /// faster than the custom kernel below it). False (both left empty) unless each part has two sizes.
   static bool split_curve(const std::vector<double>& elements, const std::vector<double>& us, double buffer_bytes,
-                          LogCurve& below, LogCurve& from);
+                          LogCurve& below, LogCurve& from, bool monotone = true);
+  /// A measured size curve made non-decreasing by an L1 isotonic fit (NaN cells skipped): one collective's
+  /// latency does not fall as its message grows, so a cell above a larger message's time is a slow repetition
+  /// (host jitter), not the cost a step pays. The curve read from the fitted values at the measured sizes.
+  static LogCurve monotone_curve(const std::vector<double>& sizes, std::vector<double> us);
 
  private:
   std::map<std::pair<std::string, int>, LogCurve> nccl_;    // (op, gpus), half precision

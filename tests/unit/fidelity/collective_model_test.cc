@@ -1,8 +1,10 @@
 #include "core/fidelity/collective_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -173,4 +175,31 @@ TEST_CASE("on a GPU without vLLM's symmetric-memory all-reduce the custom kernel
   const LogCurve steep({10, 20}, {100, 300});
   CHECK(CollectiveModel::lookup_extended(steep, 5).us == Approx(50));  // 0 along the segment, 50 in proportion
   CHECK(CollectiveModel::lookup_extended(c, 80).us == Approx(450));
+}
+
+TEST_CASE("a collective's curve is read non-decreasing in size: a lone slow cell takes its faster neighbour's time, "
+          "a noisy flat run its median",
+          "[fidelity][collective]") {
+  const std::vector<double> sizes{256, 512, 1024, 2048, 4096, 8192, 16384};
+  // H100 NCCL all-to-all over 4 GPUs, 256-4096 elements: 17.67 us at 512 among 6.5-7.6 (one slow repetition).
+  const LogCurve spike = CollectiveModel::monotone_curve(sizes, {6.48, 17.67, 7.00, 7.61, 7.06, 7.49, 8.83});
+  CHECK(spike.ys() == std::vector<double>{6.48, 7.00, 7.00, 7.06, 7.06, 7.49, 8.83});
+  // A flat run (host-bound eager all-reduce) keeps the lower medians of its pooled blocks, not its fastest cell
+  // (20.34); the rise is kept.
+  const LogCurve flat = CollectiveModel::monotone_curve(sizes, {22.07, 20.78, 22.30, 23.20, 21.26, 20.34, 25.27});
+  CHECK(flat.ys() == std::vector<double>{20.78, 20.78, 21.26, 21.26, 21.26, 21.26, 25.27});
+  // A rising curve is unchanged; unmeasured cells are skipped.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const LogCurve rising = CollectiveModel::monotone_curve(sizes, {5.0, nan, 5.5, 6.0, 9.0, 15.0, 27.0});
+  CHECK(rising.xs() == std::vector<double>{256, 1024, 2048, 4096, 8192, 16384});
+  CHECK(rising.ys() == std::vector<double>{5.0, 5.5, 6.0, 9.0, 15.0, 27.0});
+  // The model reads the fitted curve: at the spike's size the NCCL table prices its neighbour's time.
+  Tables t;
+  CollectiveModel c;
+  c.set_tables(&t.nccl, nullptr, 0);
+  const OpGrid* g = t.nccl.find({"alltoall", "half", "4"});
+  REQUIRE(g != nullptr);
+  REQUIRE(g->axes[0][1] == 512);
+  REQUIRE(g->values[1] > 2 * g->values[2]);
+  CHECK(c.nccl("alltoall", 512, 4).us == g->values[2]);
 }
