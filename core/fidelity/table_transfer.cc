@@ -258,9 +258,14 @@ std::vector<std::string> table_gpus_by_distance(const ResourceCatalog& catalog, 
     std::size_t order;
   };
   std::vector<Candidate> ok;
+  bool all_read = true;
   for (const std::string& name : candidates) {
     GpuSpec g;
-    if (!catalog_gpu(catalog, name, g) || !(g.bf16_tflops > 0) || !(g.hbm_tb_s > 0)) continue;
+    if (!catalog_gpu(catalog, name, g)) {
+      all_read = false;  // every candidate is still asked for, so the browser fetches them in one round
+      continue;
+    }
+    if (!(g.bf16_tflops > 0) || !(g.hbm_tb_s > 0)) continue;
     const double d = std::fabs(det_log(to.bf16_tflops / g.bf16_tflops)) + std::fabs(det_log(to.hbm_tb_s / g.hbm_tb_s));
     ok.push_back({name, d, transfer_rule(g, to) == TransferRule::kSameArchitecture, ok.size()});
   }
@@ -270,6 +275,7 @@ std::vector<std::string> table_gpus_by_distance(const ResourceCatalog& catalog, 
     return a.order < b.order;
   });
   std::vector<std::string> out;
+  if (!all_read) return out;
   for (const Candidate& c : ok) out.push_back(c.name);
   return out;
 }

@@ -69,12 +69,16 @@ bool catalog_gpu(const ResourceCatalog& catalog, const std::string& name, GpuSpe
 
 /// The GPU whose tables a GPU without tables is priced from: among `candidates` (catalog names, loaded with
 /// their datasheets), those of the same compute capability when there are any, then the nearest in
-/// |ln(BF16 peak ratio)| + |ln(HBM bandwidth ratio)|; the first listed on a tie. "" when none loads.
+/// |ln(BF16 peak ratio)| + |ln(HBM bandwidth ratio)|; the first listed on a tie. "" when none loads, and when
+/// any candidate's datasheet does not: the nearest of some is a guess (in the browser a datasheet not fetched
+/// yet is asked for and the call repeated, and a guess would fetch another GPU's tables meanwhile).
 std::string nearest_table_gpu(const ResourceCatalog& catalog, const GpuSpec& to,
                               const std::vector<std::string>& candidates);
 
-/// Every loadable GPU of `candidates` in nearest_table_gpu's order (same compute capability first, then by
-/// distance, listed order on a tie): where the GPU a role is priced from lacks a table, the next ones supply it.
+/// Every GPU of `candidates` in nearest_table_gpu's order (same compute capability first, then by distance,
+/// listed order on a tie): where the GPU a role is priced from lacks a table, the next ones supply it. Empty when
+/// any candidate's datasheet does not load (every one is still asked for); a datasheet without peak or bandwidth
+/// is left out.
 std::vector<std::string> table_gpus_by_distance(const ResourceCatalog& catalog, const GpuSpec& to,
                                                 const std::vector<std::string>& candidates);
 

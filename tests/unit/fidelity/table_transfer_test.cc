@@ -289,6 +289,10 @@ TEST_CASE("GPUs with tables are ordered same architecture first, then by datashe
   const auto h800 = table_gpus_by_distance(test::catalog(), test::bundled_gpu("H800"), vllm);
   CHECK(h800 == std::vector<std::string>{"H100-SXM", "H200-SXM", "A100-80G"});  // Hopper before Ampere
   CHECK(table_gpus_by_distance(test::catalog(), test::bundled_gpu("H800"), {"no-such-gpu"}).empty());
+  // No order over a partly read set: in the browser a datasheet not fetched yet reads as missing, and the nearest
+  // of the others would fetch a GPU's tables the repeated call does not use (H200's for L40S, H100's not read).
+  CHECK(table_gpus_by_distance(test::catalog(), test::bundled_gpu("L40S"), {"A100-80G", "no-such-gpu"}).empty());
+  CHECK(nearest_table_gpu(test::catalog(), test::bundled_gpu("L40S"), {"H200-SXM", "no-such-gpu"}).empty());
 }
 
 TEST_CASE("grids the nearest GPU lacks come from the next GPU with tables, not from the curves",
