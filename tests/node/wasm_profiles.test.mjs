@@ -122,3 +122,37 @@ test('a missing manifest is a clear error', async () => {
   const read = (url) => (url.pathname.endsWith('profiles_files.json') ? Promise.reject(new Error('HTTP 404')) : readText(url));
   await assert.rejects(loadModule(ASSETS, {read}), /could not load the profiles manifest profiles_files\.json: HTTP 404/);
 });
+
+test('calls served at once fetch nothing a lone call would not, whichever file arrives last', async () => {
+  // The page's worker runs the editor's validate beside a run. Hold back one file the first call asked for, start
+  // two more calls meanwhile: none may choose among GPUs from part of a round (H200's tables for FP8 on L40S).
+  const doc = JSON.parse(preset('default.json'));
+  doc.hardware.gpu = 'L40S';
+  doc.engine = {...doc.engine, dtype: 'fp8'};
+  const text = JSON.stringify(doc);
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  for (const late of [/gpus\/H100-SXM\.json$/, /H100-SXM\/vllm\/gemm\.json$/]) {
+    const reads = [];
+    let release;
+    const gate = new Promise((r) => { release = r; });
+    const read = async (url) => {
+      const rel = url.pathname.split('/web/assets/')[1];
+      reads.push(rel);
+      if (late.test(rel)) await gate;
+      return readText(url);
+    };
+    const M = await loadModule(ASSETS, {read});
+    const first = run(M, text);
+    await sleep(100);
+    const check = M.profiles.run(() => M.validate(text));
+    await sleep(100);
+    const second = run(M, text);
+    await sleep(100);
+    assert.ok(reads.some((p) => late.test(p)), `${late} asked for before the others start`);
+    release();
+    const [a, , b] = await Promise.all([first, check, second]);
+    assert.equal(a, b);
+    assert.ok(!reads.some((p) => /H200-SXM\//.test(p)), `${late} last: ${reads.join(', ')}`);
+    assert.equal(new Set(reads).size, reads.length, 'no file is fetched twice');
+  }
+});

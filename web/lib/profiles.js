@@ -78,10 +78,15 @@ export class Profiles {
   /**
    * Runs attempt() (a core call) until the core asked for no file it did not have; discard(value) frees an
    * attempt that is thrown away. Returns the last attempt's value.
+   *
+   * The worker serves calls at once (the editor's validate beside a run), so each attempt first waits until no
+   * fetch is in flight: an attempt never sees part of a round another call asked for (some of a GPU's tables
+   * but not its GEMMs), from which it would choose another GPU's tables and fetch files no repeated call uses.
    */
   async run(attempt, discard = () => {}) {
-    JSON.parse(this.M.takeMissing()); // forget what earlier calls asked for
     for (let round = 1; ; ++round) {
+      await this.settled();
+      JSON.parse(this.M.takeMissing()); // forget what earlier calls asked for
       const value = attempt();
       const missing = JSON.parse(this.M.takeMissing());
       if (missing.length === 0) return value;
@@ -89,5 +94,10 @@ export class Profiles {
       if (round >= MAX_ROUNDS) throw new Error(`the core still asks for profiles after ${round} rounds: ${missing.join(', ')}`);
       await Promise.all(missing.map((p) => this.fetch(p)));
     }
+  }
+
+  /** Resolves once no fetch is in flight (failed ones included: their callers report them). */
+  async settled() {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight.values()]);
   }
 }
