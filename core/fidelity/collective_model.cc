@@ -89,7 +89,8 @@ LogCurve CollectiveModel::monotone_curve(const std::vector<double>& sizes, std::
       blocks.pop_back();
       Block& prev = blocks.back();
       std::vector<double> merged;
-      std::merge(prev.cells.begin(), prev.cells.end(), last.cells.begin(), last.cells.end(), std::back_inserter(merged));
+      std::merge(prev.cells.begin(), prev.cells.end(), last.cells.begin(), last.cells.end(),
+                 std::back_inserter(merged));
       prev.cells = std::move(merged);
       prev.at.insert(prev.at.end(), last.at.begin(), last.at.end());
     }
