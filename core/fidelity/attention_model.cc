@@ -372,6 +372,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[2] = std::max(throughput, start + longest);
   f[3] = static_cast<double>(requests) * g.kv_heads * splits / s;
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
+  // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
+  if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
 }
 
 void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {
