@@ -189,6 +189,7 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   using SplitKv = AttentionGeometry::SplitKv;
   g.ungrouped_beside_prefill = false;
+  g.one_query_decode_path = false;
   g.cta_slots_per_sm = 1;
   g.prepare_step = false;
   g.pack_gqa_prefill = false;
@@ -201,6 +202,7 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
     g.ungrouped_beside_prefill = true;
+    g.one_query_decode_path = true;
   } else if (kernel == "torch_flow") {
     g.split_kv = SplitKv::kXqa;
   } else {
@@ -518,8 +520,23 @@ bool AttentionPredictor::build_owned(OpGrid grid, bool decode, const AttentionGe
 bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
   grid_ = nullptr;
   owned_ = nullptr;
+  one_query_ = nullptr;
   interp_ = Interp::kProduct;
   if (grid.axes.size() != 2) return false;
+  if (!decode && geo.one_query_decode_path && grid.axes[1].size() >= 3 && grid.axes[1][0] == 1) {
+    // One-token prompts are FlashAttention-2 decode calls: the whole grid prices only batches of them, the rest of
+    // the grid every other batch.
+    AttentionGeometry whole = geo;
+    whole.one_query_decode_path = false;
+    auto one = std::make_shared<AttentionPredictor>();
+    if (!one->build_owned(grid, decode, whole, choose)) return false;
+    std::vector<bool> first(grid.axes[1].size(), false);
+    first[0] = true;
+    if (!build_owned(drop_grid_lines(grid, 1, first), decode, whole, choose)) return false;
+    geo_ = geo;
+    one_query_ = std::move(one);
+    return true;
+  }
   geo_ = geo;
   decode_ = decode;
   const int nf = decode ? kDecodeFeatures : kPrefillFeatures;
@@ -736,6 +753,8 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
 
 double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty() || !grid_) return 0;
+  if (one_query_ && std::all_of(chunks.begin(), chunks.end(), [](const PrefillChunk& c) { return c.q == 1; }))
+    return one_query_->prefill_us(chunks, extrapolated);
   PrefillWork w;
   for (const PrefillChunk& c : chunks) w.add(geo_, c.q, c.context);
   if (w.requests == 0) return 0;

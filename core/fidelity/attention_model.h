@@ -59,6 +59,11 @@ struct AttentionGeometry {
   /// over its whole KV. Measured: such a call took 2.54x its two parts alone at the median (1.94-3.73x with grouped
   /// heads, 0.96x without; docs/validation.md).
   bool ungrouped_beside_prefill = false;
+  /// For the same reason a FlashAttention-2 call whose every query is one token runs its decode path: a prefill
+  /// grid's one-token prompts are such calls, unlike every longer prompt. The prefill predictor prices a batch of
+  /// one-token chunks alone from the whole grid and any other batch from the grid without them (AttentionPredictor).
+  /// A100's vLLM tables, 32 query heads over 8 KV heads of 128, 256 prompts: 88.8 us at 1 token, 333.0 at 16.
+  bool one_query_decode_path = false;
   /// FlashAttention-3's varlen decode pays a fixed extra up to kFa3PrepareMaxRequests requests (the batch's
   /// scheduler metadata, prepare_varlen_num_blocks, in one 1024-thread block) and not above: vLLM's tables take
   /// 41.5 us at 1024 requests where 512 and 2048 take 33.1 and 73.7 (8 query heads over 1 KV head, 2 keys). The
@@ -266,6 +271,9 @@ class AttentionPredictor {
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
   std::shared_ptr<const OpGrid> owned_;  ///< the grid build_owned was given (grid_ points into it)
+  /// AttentionGeometry::one_query_decode_path: the whole grid's predictor, for batches of one-token chunks only
+  /// (this one is built on the grid without its one-token column).
+  std::shared_ptr<const AttentionPredictor> one_query_;
   OpGrid residual_;
   /// Between a batch line with the fitted scheduler step (at most kFa3PrepareMaxRequests requests) and one without,
   /// the raw readings interpolate this grid (the measurements less prepare_step_us_ on the lines with it) and add

@@ -649,3 +649,42 @@ TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch",
   REQUIRE(grid->axes[0][0] == 1);
   CHECK(p.decode_us(std::vector<std::int32_t>{256}) == Approx(measured).epsilon(0.10));
 }
+
+TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price only batches of one-token chunks",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(32, 8);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  set_prefill_tile(g, "vllm_flash_attn", "bfloat16", 128);
+  CHECK(g.one_query_decode_path);
+  AttentionGeometry fa3 = geo(32, 8);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  CHECK_FALSE(fa3.one_query_decode_path);
+  // A100's vLLM table, 32 query heads over 8 KV heads of 128: 256 one-token prompts take 88.8 us, 16-token ones
+  // 333.0 (the prefill kernel), 32-token ones 383.3.
+  auto text = test::catalog().load_text("A100-80G/vllm", "context_attention.json");
+  REQUIRE(text);
+  OpTable t;
+  REQUIRE(parse_op_table(*text, t).empty());
+  const OpGrid* grid = t.find({"bfloat16", "128", "32", "8"});
+  REQUIRE(grid != nullptr);
+  const auto& B = grid->axes[0];
+  const auto& S = grid->axes[1];
+  REQUIRE(S[0] == 1);
+  REQUIRE(S[1] == 16);
+  const std::size_t b256 = static_cast<std::size_t>(std::find(B.begin(), B.end(), 256.0) - B.begin());
+  REQUIRE(b256 < B.size());
+  std::vector<bool> held(S.size(), false);
+  held[1] = true;  // 16 tokens held out: read between 1 (a decode call) and 32 it came out 29% low
+  const OpGrid kept = drop_grid_lines(*grid, 1, held);
+  AttentionPredictor p;
+  REQUIRE(p.build(kept, false, g, true));
+  const double at16 = grid->values[b256 * S.size() + 1];
+  CHECK(p.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{16, 16})) == Approx(at16).epsilon(0.10));
+  // One-token prompts are still the measured decode calls, alone or as a uniform batch of any size.
+  const double at1 = grid->values[b256 * S.size()];
+  CHECK(p.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{1, 1})) == Approx(at1).epsilon(1e-9));
+  // A one-token chunk beside a longer one runs the prefill kernel with it: more than the longer one alone.
+  const double with_one = p.prefill_us({PrefillChunk{32, 32}, PrefillChunk{1, 1}});
+  CHECK(with_one >= p.prefill_us({PrefillChunk{32, 32}}));
+}
