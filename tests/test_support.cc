@@ -55,6 +55,16 @@ GpuSpec bundled_gpu(const std::string& name) {
   return g;
 }
 
+OpGrid bundled_grid(const std::string& folder, const std::string& file, const std::vector<std::string>& key) {
+  auto text = catalog().load_text(folder, file);
+  REQUIRE(text);
+  OpTable t;
+  REQUIRE(parse_op_table(*text, t).empty());
+  const OpGrid* grid = t.find(key);
+  REQUIRE(grid != nullptr);
+  return *grid;
+}
+
 nlohmann::json small_scenario() {
   return nlohmann::json::parse(R"({
     "version": 1, "name": "small", "seed": 7, "model": "Llama-3.1-8B", "hardware": {"gpu": "H100-SXM"},

@@ -631,12 +631,8 @@ TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch",
   CHECK(decode_features(fa3, std::vector<std::int32_t>(1, 4096))[7] == 0.0);
   // On A100's table (4 query heads over 1 KV head of 128) the step from 128 to 256 keys, 12.5 to 17.8 us at one
   // request, is predicted with 256 keys held out: within 10% (it came out 14.3 us, -19%, without the feature).
-  auto text = test::catalog().load_text("A100-80G/vllm", "generation_attention.json");
-  REQUIRE(text);
-  OpTable t;
-  REQUIRE(parse_op_table(*text, t).empty());
-  const OpGrid* grid = t.find({"bfloat16", "128", "4", "1"});
-  REQUIRE(grid != nullptr);
+  const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "generation_attention.json", {"bfloat16", "128", "4", "1"});
+  const OpGrid* grid = &a100;
   const auto& S = grid->axes[1];
   const std::size_t at = static_cast<std::size_t>(std::find(S.begin(), S.end(), 256.0) - S.begin());
   REQUIRE(at < S.size());
@@ -662,12 +658,8 @@ TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price onl
   CHECK_FALSE(fa3.one_query_decode_path);
   // A100's vLLM table, 32 query heads over 8 KV heads of 128: 256 one-token prompts take 88.8 us, 16-token ones
   // 333.0 (the prefill kernel), 32-token ones 383.3.
-  auto text = test::catalog().load_text("A100-80G/vllm", "context_attention.json");
-  REQUIRE(text);
-  OpTable t;
-  REQUIRE(parse_op_table(*text, t).empty());
-  const OpGrid* grid = t.find({"bfloat16", "128", "32", "8"});
-  REQUIRE(grid != nullptr);
+  const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "context_attention.json", {"bfloat16", "128", "32", "8"});
+  const OpGrid* grid = &a100;
   const auto& B = grid->axes[0];
   const auto& S = grid->axes[1];
   REQUIRE(S[0] == 1);

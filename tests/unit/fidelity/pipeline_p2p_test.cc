@@ -32,13 +32,8 @@ std::unique_ptr<CostModel> pipelined(const std::string& gpu, int tp, int pp, con
 /// A measured size curve of `gpu`'s `file` (p2p.json by placement, nccl.json by op, dtype and GPUs), read
 /// independently of the cost model.
 LogCurve measured_curve(const std::string& gpu, const std::string& file, const std::vector<std::string>& key) {
-  auto text = test::catalog().load_text(gpu, file);
-  REQUIRE(text);
-  OpTable t;
-  REQUIRE(parse_op_table(*text, t).empty());
-  const OpGrid* g = t.find(key);
-  REQUIRE(g);
-  return LogCurve(g->axes[0], g->values);
+  const OpGrid g = test::bundled_grid(gpu, file, key);
+  return LogCurve(g.axes[0], g.values);
 }
 LogCurve measured(const std::string& gpu, const std::string& placement) {
   return measured_curve(gpu, "p2p.json", {placement});
