@@ -292,4 +292,8 @@ TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungroupe
   CHECK(ratio("A100-80G", "vllm") > 1.5);
   CHECK(ratio("H100-SXM", "vllm") == Approx(1.0));    // FlashAttention-3 packs grouped heads in every call
   CHECK(ratio("A100-80G", "sglang") == Approx(1.0));  // prompts and decodes in separate calls
+  // Beside one-token chunks only, every query of the call is one token: FlashAttention-2's decode path, grouped.
+  mixed.prefills = {PrefillChunk{1, 512}, PrefillChunk{1, 4000}};
+  mixed.num_tokens = alone.num_tokens + 2;
+  CHECK(ratio("A100-80G", "vllm") == Approx(1.0));
 }
