@@ -189,7 +189,6 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   using SplitKv = AttentionGeometry::SplitKv;
   g.ungrouped_beside_prefill = false;
-  g.one_query_decode_path = false;
   g.cta_slots_per_sm = 1;
   g.prepare_step = false;
   g.pack_gqa_prefill = false;
@@ -202,7 +201,6 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
     g.ungrouped_beside_prefill = true;
-    g.one_query_decode_path = true;
   } else if (kernel == "torch_flow") {
     g.split_kv = SplitKv::kXqa;
   } else {
@@ -289,6 +287,17 @@ int fa3_decode_key_block(const AttentionGeometry& g) {
   return g.head_dim <= 64 ? 192 : g.head_dim <= 128 ? 128 : g.head_dim <= 192 ? 96 : 80;
 }
 
+// A launch's wave features: f[2] the longest CTA's work, or the throughput bound; with more CTAs than `slots` the
+// longest request's CTAs are spread through the launch order, so its last one starts after all but 1 / (2 copies)
+// of the throughput work on average (`copies`: CTAs of one request). f[3] CTAs per SM, f[4] the split combines.
+void launch_features(const AttentionGeometry& g, double throughput, double longest, double copies, double ctas,
+                     double slots, double splits, std::int64_t requests, double* f) {
+  const double start = ctas > slots ? throughput * (1.0 - 0.5 / copies) : 0.0;
+  f[2] = std::max(throughput, start + longest);
+  f[3] = ctas / g.sms;
+  f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / g.sms : 0.0;
+}
+
 int fa3_splits_for(std::int64_t tiles, std::int64_t per_split, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(tiles, per_split), cap)));
 }
@@ -366,14 +375,9 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
                          ? static_cast<int>(std::min<std::int64_t>(xqa_multi_block(g, requests, max_ctx), nb_max))
                      : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
                              : flash_num_splits(requests * g.kv_heads, nb_max, slots);
-  const double longest = static_cast<double>(ceil_div(nb_max, splits));
-  const double copies = static_cast<double>(g.kv_heads) * splits;  // CTAs of one request
-  // More CTAs than slots: the longest request's CTAs are spread through the launch order, so its last one starts
-  // after all but 1 / (2 copies) of the throughput work on average.
-  const double start = static_cast<double>(requests) * copies > slots ? throughput * (1.0 - 0.5 / copies) : 0.0;
-  f[2] = std::max(throughput, start + longest);
-  f[3] = static_cast<double>(requests) * g.kv_heads * splits / s;
-  f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
+  launch_features(g, throughput, static_cast<double>(ceil_div(nb_max, splits)),
+                  static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
+                  splits, requests, f);
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
 }
@@ -398,13 +402,12 @@ void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f
   }
   // A grid the masked kernel runs whole: one CTA per (request, query head, block of keys); its loads are key by
   // key, so the work counts keys (a window's), not 128-key tiles.
-  const double tp = keys / g.block_n * g.heads / s;
-  const double longest = longest_keys / g.block_n / splits;
-  const double copies = static_cast<double>(g.heads) * splits;
-  const double start = ctas > s ? tp * (1.0 - 0.5 / copies) : 0.0;
-  f[2] = std::max(tp, start + longest);
-  f[3] = ctas / s;
-  f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
+  launch_features(g, keys / g.block_n * g.heads / s, longest_keys / g.block_n / splits,
+                  static_cast<double>(g.heads) * splits, ctas, s, splits, requests, f);
+}
+
+bool all_one_token(const std::vector<PrefillChunk>& chunks) {
+  return std::all_of(chunks.begin(), chunks.end(), [](const PrefillChunk& c) { return c.q == 1; });
 }
 
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
@@ -512,31 +515,38 @@ WorkModel fit_work_model(const std::vector<double>& x, const std::vector<double>
 
 bool AttentionPredictor::build_owned(OpGrid grid, bool decode, const AttentionGeometry& geo, bool choose) {
   auto owned = std::make_shared<const OpGrid>(std::move(grid));
-  const bool ok = build(*owned, decode, geo, choose);
-  owned_ = ok ? std::move(owned) : nullptr;
-  return ok;
+  if (!build(*owned, decode, geo, choose)) {
+    owned_ = nullptr;
+    return false;
+  }
+  if (!owned_) owned_ = std::move(owned);  // build() keeps its own copies when it splits the grid
+  return true;
 }
 
 bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
-  grid_ = nullptr;
   owned_ = nullptr;
   one_query_ = nullptr;
+  if (decode || !geo.ungrouped_beside_prefill || grid.axes.size() != 2 || grid.axes[1].size() < 3 ||
+      grid.axes[1][0] != 1)
+    return fit(grid, decode, geo, choose);
+  // One-token prompts are FlashAttention-2 decode calls: the whole grid prices only batches of them, the rest of
+  // the grid every other batch.
+  auto one = std::make_shared<AttentionPredictor>();
+  one->owned_ = std::make_shared<const OpGrid>(grid);
+  if (!one->fit(*one->owned_, decode, geo, choose)) return false;
+  std::vector<bool> first(grid.axes[1].size(), false);
+  first[0] = true;
+  auto rest = std::make_shared<const OpGrid>(drop_grid_lines(grid, 1, first));
+  if (!fit(*rest, decode, geo, choose)) return false;
+  owned_ = std::move(rest);
+  one_query_ = std::move(one);
+  return true;
+}
+
+bool AttentionPredictor::fit(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
+  grid_ = nullptr;
   interp_ = Interp::kProduct;
   if (grid.axes.size() != 2) return false;
-  if (!decode && geo.one_query_decode_path && grid.axes[1].size() >= 3 && grid.axes[1][0] == 1) {
-    // One-token prompts are FlashAttention-2 decode calls: the whole grid prices only batches of them, the rest of
-    // the grid every other batch.
-    AttentionGeometry whole = geo;
-    whole.one_query_decode_path = false;
-    auto one = std::make_shared<AttentionPredictor>();
-    if (!one->build_owned(grid, decode, whole, choose)) return false;
-    std::vector<bool> first(grid.axes[1].size(), false);
-    first[0] = true;
-    if (!build_owned(drop_grid_lines(grid, 1, first), decode, whole, choose)) return false;
-    geo_ = geo;
-    one_query_ = std::move(one);
-    return true;
-  }
   geo_ = geo;
   decode_ = decode;
   const int nf = decode ? kDecodeFeatures : kPrefillFeatures;
@@ -620,7 +630,7 @@ void AttentionPredictor::choose_interp(const OpGrid& grid) {
     if (!any) continue;
     const OpGrid sub = drop_grid_lines(grid, axis, held);
     AttentionPredictor p;
-    if (!p.build(sub, decode_, geo_) || !p.model_.ok) continue;
+    if (!p.fit(sub, decode_, geo_, false) || !p.model_.ok) continue;  // this fit's readings, on part of its grid
     for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
       for (std::size_t j = 0; j < ns; ++j) {
         const double truth = grid.values[i * ns + j];
@@ -753,8 +763,7 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
 
 double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
   if (chunks.empty() || !grid_) return 0;
-  if (one_query_ && std::all_of(chunks.begin(), chunks.end(), [](const PrefillChunk& c) { return c.q == 1; }))
-    return one_query_->prefill_us(chunks, extrapolated);
+  if (one_query_ && all_one_token(chunks)) return one_query_->prefill_us(chunks, extrapolated);
   PrefillWork w;
   for (const PrefillChunk& c : chunks) w.add(geo_, c.q, c.context);
   if (w.requests == 0) return 0;

@@ -57,13 +57,11 @@ struct AttentionGeometry {
   /// every query of the call is a decode (max_seqlen_q == 1, "only apply split-k for decoding"). Decodes that share
   /// one call with prompt tokens (vLLM's unified step) run ungrouped and unsplit: one CTA per (request, query head)
   /// over its whole KV. Measured: such a call took 2.54x its two parts alone at the median (1.94-3.73x with grouped
-  /// heads, 0.96x without; docs/validation.md).
+  /// heads, 0.96x without; docs/validation.md). For the same reason a prefill grid's one-token prompts are decode
+  /// calls, unlike every longer prompt: the prefill predictor prices a batch of one-token chunks alone from the whole
+  /// grid and any other batch from the grid without them (AttentionPredictor). A100's vLLM tables, 32 query heads over
+  /// 8 KV heads of 128, 256 prompts: 88.8 us at 1 token, 333.0 at 16.
   bool ungrouped_beside_prefill = false;
-  /// For the same reason a FlashAttention-2 call whose every query is one token runs its decode path: a prefill
-  /// grid's one-token prompts are such calls, unlike every longer prompt. The prefill predictor prices a batch of
-  /// one-token chunks alone from the whole grid and any other batch from the grid without them (AttentionPredictor).
-  /// A100's vLLM tables, 32 query heads over 8 KV heads of 128, 256 prompts: 88.8 us at 1 token, 333.0 at 16.
-  bool one_query_decode_path = false;
   /// FlashAttention-3's varlen decode pays a fixed extra up to kFa3PrepareMaxRequests requests (the batch's
   /// scheduler metadata, prepare_varlen_num_blocks, in one 1024-thread block) and not above: vLLM's tables take
   /// 41.5 us at 1024 requests where 512 and 2048 take 33.1 and 73.7 (8 query heads over 1 KV head, 2 keys). The
@@ -133,10 +131,11 @@ constexpr int kPrefillFeatures = 4;
 /// too: the fitted coefficient carries each grid's own step. For vLLM's FlashAttention-2, in f[6], the copies around
 /// its group swap (AttentionGeometry::swapped_gqa_copies), and in f[7] 1 when it splits the keys (SplitKv::kBatch):
 /// the split path launches a second kernel, the combine. A100 vLLM table, 1 request, 4 query heads over 1 KV head of
-/// 128: 12.5 us at 128 keys (one 128-key block, no split), 17.8 us at 256 (two blocks, two splits), 18.0 at 512. For TensorRT-LLM (SplitKv::kXqa), the batches it runs on
-/// its masked multi-head attention kernel instead of XQA: in f[5] the step at kMmhaKeyElementsStep, in f[6] and f[7] 1
-/// and the longest request's key tiles (beside XQA's features, for a batch XQA would take with too few blocks), in f[8]
-/// the step over kMmhaCtasPerSmStep CTAs per SM and in f[9] the waves beyond kMmhaResidentCtasPerSm. XQA runs grouped
+/// 128: 12.5 us at 128 keys (one 128-key block, no split), 17.8 us at 256 (two blocks, two splits), 18.0 at 512.
+/// For TensorRT-LLM (SplitKv::kXqa), the batches it runs on its masked multi-head attention kernel instead of XQA: in
+/// f[5] the step at kMmhaKeyElementsStep, in f[6] and f[7] 1 and the longest request's key tiles (beside XQA's
+/// features, for a batch XQA would take with too few blocks), in f[8] the step over kMmhaCtasPerSmStep CTAs per SM and
+/// in f[9] the waves beyond kMmhaResidentCtasPerSm. XQA runs grouped
 /// heads only, 2 to 32 query heads per KV head (supportConfigCommon, supportConfigHMMA), and takes a batch only when KV
 /// heads x requests x max(1, longest history / 128), times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or
 /// always with an FP8 KV cache, which the masked kernel does not read beside bf16 / fp16 queries
@@ -213,6 +212,10 @@ void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::i
 void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f,
                              SplitCache* cache = nullptr);
 
+/// Whether every chunk is one token (true for none): a FlashAttention-2 call of such queries, decodes beside them or
+/// not, runs its decode path (AttentionGeometry::ungrouped_beside_prefill).
+bool all_one_token(const std::vector<PrefillChunk>& chunks);
+
 /// A linear model over non-negative features with non-negative coefficients.
 struct WorkModel {
   int n = 0;
@@ -262,6 +265,8 @@ class AttentionPredictor {
   const AttentionGeometry& geometry() const { return geo_; }
 
  private:
+  /// build()'s fit on one grid, which must outlive this predictor (build_owned, owned_).
+  bool fit(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose);
   double lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const;
   /// Interpolates `g` at (b, s), stepping the batch down to the largest measured cell of a ragged grid.
   GridValue grid_at(const OpGrid& g, double b, double s, double* b_used, double* s_used, bool* extrap,
@@ -271,8 +276,8 @@ class AttentionPredictor {
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
   std::shared_ptr<const OpGrid> owned_;  ///< the grid build_owned was given (grid_ points into it)
-  /// AttentionGeometry::one_query_decode_path: the whole grid's predictor, for batches of one-token chunks only
-  /// (this one is built on the grid without its one-token column).
+  /// A FlashAttention-2 prefill grid (AttentionGeometry::ungrouped_beside_prefill) with one-token prompts: the whole
+  /// grid's predictor, for batches of one-token chunks only (this one is fitted on the grid without them).
   std::shared_ptr<const AttentionPredictor> one_query_;
   OpGrid residual_;
   /// Between a batch line with the fitted scheduler step (at most kFa3PrepareMaxRequests requests) and one without,

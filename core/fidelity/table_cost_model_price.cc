@@ -8,17 +8,6 @@
 
 namespace servesim {
 
-namespace {
-
-/// Whether one kernel call holding these chunks has a query of more than one token: vLLM's unified step passes
-/// prompts and decodes to one FlashAttention call, which runs on its decode path when every query is one token
-/// (max_seqlen_q == 1; AttentionGeometry::ungrouped_beside_prefill) and beside prompt rows otherwise.
-bool has_prompt_rows(const std::vector<PrefillChunk>& prefills) {
-  return std::any_of(prefills.begin(), prefills.end(), [](const PrefillChunk& c) { return c.q > 1; });
-}
-
-}  // namespace
-
 // --------------------------------------------------------------------------------------------- pricing
 
 TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens) const {
@@ -107,7 +96,7 @@ BatchCost TableCostModel::price(const BatchShape& s) {
   }
   if (s.num_decode > 0) {
     bool ex = false;
-    const bool beside_prefill = unified_attention_call_ && has_prompt_rows(s.prefills);
+    const bool beside_prefill = unified_attention_call_ && !all_one_token(s.prefills);
     if (!s.decode_contexts.empty()) {
       fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex, beside_prefill);
     } else {  // a shape built without per-request lengths: the mean length for every request
@@ -156,8 +145,8 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
           gemm_use_us(lm_head_, static_cast<double>(std::max(1, g.num_sampled)), ex_at(OpFamily::kLmHead));
       if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
       if (g.num_decode > 0)
-        at(OpFamily::kAttentionDecode) = decode_attention_layers_us(g.decode_contexts, ex_at(OpFamily::kAttentionDecode),
-                                                                    unified_attention_call_ && has_prompt_rows(g.prefills));
+        at(OpFamily::kAttentionDecode) = decode_attention_layers_us(
+            g.decode_contexts, ex_at(OpFamily::kAttentionDecode), unified_attention_call_ && !all_one_token(g.prefills));
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
       at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce)) +
                                  qk_norm_all_reduces_us(Tg, in_graph);

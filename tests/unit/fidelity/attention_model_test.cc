@@ -652,10 +652,10 @@ TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price onl
   g.sms = 108;
   set_split_rule(g, "vllm_flash_attn");
   set_prefill_tile(g, "vllm_flash_attn", "bfloat16", 128);
-  CHECK(g.one_query_decode_path);
+  CHECK(g.ungrouped_beside_prefill);
   AttentionGeometry fa3 = geo(32, 8);
   set_split_rule(fa3, "vllm_flash_attn_fa3");
-  CHECK_FALSE(fa3.one_query_decode_path);
+  CHECK_FALSE(fa3.ungrouped_beside_prefill);
   // A100's vLLM table, 32 query heads over 8 KV heads of 128: 256 one-token prompts take 88.8 us, 16-token ones
   // 333.0 (the prefill kernel), 32-token ones 383.3.
   const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "context_attention.json", {"bfloat16", "128", "32", "8"});
