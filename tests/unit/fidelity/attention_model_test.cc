@@ -676,6 +676,12 @@ TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price onl
   // One-token prompts are still the measured decode calls, alone or as a uniform batch of any size.
   const double at1 = grid->values[b256 * S.size()];
   CHECK(p.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{1, 1})) == Approx(at1).epsilon(1e-9));
+  // build_owned gives the same predictor (it keeps the split's own copies of the grid, not the one it was handed).
+  AttentionPredictor owned;
+  REQUIRE(owned.build_owned(kept, false, g, true));
+  CHECK(owned.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{16, 16})) ==
+        p.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{16, 16})));
+  CHECK(owned.prefill_us(std::vector<PrefillChunk>(256, PrefillChunk{1, 1})) == Approx(at1).epsilon(1e-9));
   // A one-token chunk beside a longer one runs the prefill kernel with it: more than the longer one alone.
   const double with_one = p.prefill_us({PrefillChunk{32, 32}, PrefillChunk{1, 1}});
   CHECK(with_one >= p.prefill_us({PrefillChunk{32, 32}}));
