@@ -95,6 +95,26 @@ TEST_CASE("GEMM curves are monotone in n where the data is, between the neighbou
   CHECK(ex);
 }
 
+TEST_CASE("a GEMM cell whose largest corner is unmeasured scales from the measured side, not flat",
+          "[fidelity][gemm]") {
+  // TensorRT-LLM's FP8-block grid leaves out n and k both >= 51,200; work proportional to n k (the large-shape
+  // regime) between measured lines.
+  const std::vector<double> ns = {4096, 8192, 51200}, ks = {4096, 8192, 51200}, ms = {1, 256};
+  auto work = [](double n, double k, double m) { return n >= 51200 && k >= 51200 ? std::nan("") : 1e-5 * n * k * (1 + m / 256); };
+  const OpGrid g = gemm_grid(ns, ks, ms, work);
+  for (double m : ms) {
+    // A kept n line read between k = 8192 and the missing k = 51,200: k / 8192 times the k = 8192 value.
+    CHECK(make_gemm_curve(g, 51200, 16384).us(m) == Approx(work(51200, 16384, m)).epsilon(1e-12));
+    // Between n lines at the missing k: the n = 8192 line scaled by n / 8192.
+    CHECK(make_gemm_curve(g, 16384, 51200).us(m) == Approx(work(16384, 51200, m)).epsilon(1e-12));
+    // Inside the cell: along k on the n = 8192 line (affine), along n from it (scaled).
+    CHECK(make_gemm_curve(g, 16384, 16384).us(m) == Approx(work(16384, 16384, m)).epsilon(1e-12));
+    // Cells whose corners are all measured are read as before.
+    CHECK(make_gemm_curve(g, 6000, 6000).us(m) == Approx(work(6000, 6000, m)).epsilon(1e-12));
+  }
+  CHECK_FALSE(make_gemm_curve(g, 16384, 16384).extrapolated);  // inside the measured axes
+}
+
 namespace {
 
 /// Token counts as the measured grids space them: dense below 17, then step pairs (m, m + 1) every 128 rows.
