@@ -77,7 +77,7 @@ TEST_CASE("a decode batch above the largest capture size runs eagerly", "[execut
   CHECK(a.graph_batches() == 0);
 }
 
-TEST_CASE("without padding only captured sizes replay; the others run eagerly", "[execution][cuda_graph]") {
+TEST_CASE("without padding only captured sizes replay - the others run eagerly", "[execution][cuda_graph]") {
   // TRT-LLM's default (cuda_graph_config.enable_padding false): 1-31, 32, 64, 128.
   EngineOptions e;
   e.backend = "trtllm";

@@ -94,7 +94,7 @@ TEST_CASE("trtllm scheduler: admission is first come first served and stops at t
   CHECK(s.num_waiting() == 2);
 }
 
-TEST_CASE("trtllm scheduler: decodes first, then prompts; a cut prompt is cut to whole blocks",
+TEST_CASE("trtllm scheduler: decodes first, then prompts - a cut prompt is cut to whole blocks",
           "[execution][scheduler]") {
   ClusterCounters counters;
   TrtllmScheduler s(&counters);

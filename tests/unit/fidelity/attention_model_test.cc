@@ -127,7 +127,7 @@ TEST_CASE("the work model fit recovers known coefficients and the predictor is e
 }
 
 TEST_CASE("the interpolation is chosen on the grid itself: model x residual where the work model fits, raw "
-          "latency where it does not; every choice is exact on the grid and keeps the batch composition",
+          "latency where it does not - every choice is exact on the grid and keeps the batch composition",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
   const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
@@ -209,7 +209,7 @@ TEST_CASE("mixed decode batches cost what their per-request work says, not their
   CHECK(ex);  // beyond the longest measured length: flagged
 }
 
-TEST_CASE("FlashAttention-2 decode splits the batch over two CTAs per SM; a long request bounds it",
+TEST_CASE("FlashAttention-2 decode splits the batch over two CTAs per SM - a long request bounds it",
           "[fidelity][attention]") {
   AttentionGeometry g = geo(32, 8);
   set_split_rule(g, "vllm_flash_attn");
@@ -360,7 +360,7 @@ TEST_CASE("TensorRT-LLM's XQA decode splits the batch by its multi-block rule", 
   CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[3] == Approx(4.0 * 8 / 132));
 }
 
-TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests; interpolation keeps it off the "
+TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests - interpolation keeps it off the "
           "batches above",
           "[fidelity][attention]") {
   AttentionGeometry g = geo(8, 1);

@@ -47,7 +47,7 @@ TEST_CASE("small all-reduces use vLLM's custom all-reduce, graph replays cheaper
   CHECK(c.all_reduce(g->axes[0][5], 4, true).us == g->values[5]);
 }
 
-TEST_CASE("above the custom kernel's buffer the engine's dispatched all-reduce is read from its graph table; "
+TEST_CASE("above the custom kernel's buffer the engine's dispatched all-reduce is read from its graph table - "
           "NCCL beyond the table's sizes, scaled linearly beyond NCCL's",
           "[fidelity][collective]") {
   Tables t;

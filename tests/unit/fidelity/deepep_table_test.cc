@@ -214,7 +214,7 @@ TEST_CASE("sglang roles price the DP-attention EP exchange with DeepEP: normal m
   CHECK(report_count(ep4->report(), "all_to_all", true) == 1);
 }
 
-TEST_CASE("other backends and EP groups beyond a node keep the NCCL all-to-all; GPUs without DeepEP tables borrow "
+TEST_CASE("other backends and EP groups beyond a node keep the NCCL all-to-all - GPUs without DeepEP tables borrow "
           "the nearest measured GPU's",
           "[fidelity][deepep][ep]") {
   const double layers = static_cast<double>(test::bundled_model("Qwen3-30B-A3B").moe_layers());

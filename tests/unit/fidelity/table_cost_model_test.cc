@@ -109,7 +109,7 @@ TEST_CASE("the table model's GEMM equals the measurement at a measured shape", "
   CHECK(ex);
 }
 
-TEST_CASE("CUDA-graph replays price kernels only; eager steps pay the launches", "[fidelity][table]") {
+TEST_CASE("CUDA-graph replays price kernels only - eager steps pay the launches", "[fidelity][table]") {
   EngineOptions e;
   e.enforce_eager = true;
   e.host.launch_us = 30;  // a slow host: 12 ops x 30 us per layer outlast a one-token layer's kernels
@@ -127,7 +127,7 @@ TEST_CASE("CUDA-graph replays price kernels only; eager steps pay the launches",
   CHECK(fam(big, OpFamily::kOverhead) - fam(big_graph, OpFamily::kOverhead) < 1e3);
 }
 
-TEST_CASE("decode cost grows with context and batch; long contexts beyond the grid are counted as extrapolated",
+TEST_CASE("decode cost grows with context and batch - long contexts beyond the grid are counted as extrapolated",
           "[fidelity][table]") {
   auto c = model_for("Llama-3.1-8B", "H100-SXM", 1);
   const double a = fam(c->price(decode_batch(16, 1024, true)), OpFamily::kAttentionDecode);
@@ -274,7 +274,7 @@ TEST_CASE("vLLM's per-tensor FP8 GEMMs drop the input quantisation the engine fu
   }
 }
 
-TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungrouped; FlashAttention-3 and other engines do not",
+TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungrouped - FlashAttention-3 and other engines do not",
           "[fidelity][table][attention]") {
   // A step of 16 decodes at 4096 keys with one 512-token prompt chunk, against the decodes alone.
   BatchShape mixed = decode_batch(16, 4096, false);

@@ -113,7 +113,7 @@ TEST_CASE("moe_a2a_backend follows SGLang: none by default, deepep only for the 
   CHECK(be.joined().find("moe_a2a_backend") != std::string::npos);
 }
 
-TEST_CASE("async_scheduling is a tri-state option of every backend; only vLLM's hides host time",
+TEST_CASE("async_scheduling is a tri-state option of every backend - only vLLM's hides host time",
           "[spec][engine_options]") {
   CHECK_FALSE(EngineOptions{}.async_scheduling.has_value());
   for (const char* backend : {"vllm", "sglang", "trtllm"}) {

@@ -209,7 +209,7 @@ TEST_CASE("engine dtype fp8 on an MXFP4 checkpoint is refused at /engine/dtype",
   CHECK(found);
 }
 
-TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type; per-head norms are local",
+TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type - per-head norms are local",
           "[spec][model]") {
   Json c = tiny_moe();
   ModelSpec plain;
@@ -239,7 +239,7 @@ TEST_CASE("a QK norm over all heads is read from use_qk_norm and qk_norm_type; p
   CHECK(e.joined().find("/c/qk_norm_type") != std::string::npos);
 }
 
-TEST_CASE("Qwen3 architectures norm q and k per head without a config flag; others do not", "[spec][model]") {
+TEST_CASE("Qwen3 architectures norm q and k per head without a config flag - others do not", "[spec][model]") {
   // Qwen3's config.json has no use_qk_norm: its modelling code always applies q_norm and k_norm (RMSNorm over
   // head_dim) before RoPE.
   CHECK(test::bundled_model("Qwen3-32B").qk_norm_per_head);
