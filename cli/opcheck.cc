@@ -165,9 +165,12 @@ struct TokenProxy {
   }
 };
 
-OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2) {
+/// `generation`: the decode table beside a prefill table. On a FlashAttention-2 prefill grid its one-token prompts
+/// are priced as the simulator prices them (TableCostModel::one_token_prompts_decode): decodes of one key, from
+/// the whole generation grid of the same heads (the prefill grid's lines held out do not hold it).
+OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2, const OpTable* generation = nullptr) {
   OJson out;
-  ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b;
+  ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
   int chose[4] = {0, 0, 0, 0};
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
@@ -185,7 +188,19 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
     // prediction less what reading cold adds (l2_warmth.h).
     const double bytes_per_key = grid_kv_bytes_per_key(g);
     const L2Warmth cold = decode ? l2 : L2Warmth();
+    AttentionPredictor one_token_decode;  // one-token prompts as FlashAttention-2 decodes
+    double one_token_bytes = 0;
+    if (!decode && generation && geo.ungrouped_beside_prefill)
+      if (const OpGrid* d = generation->find(g.key); d && d->axes.size() == 2) {
+        AttentionGeometry dg = geo;
+        set_split_rule(dg, d->kernel);
+        one_token_bytes = grid_kv_bytes_per_key(*d);
+        one_token_decode.build_owned(read_cold(*d, l2, one_token_bytes), true, dg, true);
+      }
     auto predict = [&](const AttentionPredictor& p, double b, double s) {
+      if (!decode && s == 1 && one_token_decode.ok())
+        return one_token_decode.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), 1)) -
+               l2.extra_us(b * one_token_bytes);
       if (decode)
         return p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), static_cast<std::int32_t>(s))) -
                cold.extra_us(b * s * bytes_per_key);
@@ -212,6 +227,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
           const double truth = g.values[i * S.size() + j];
           if (!held[j] || std::isnan(truth)) continue;
           product.add(predict(p, B[i], S[j]), truth);
+          if (!decode && S[j] == 1) one_token.add(predict(p, B[i], S[j]), truth);
           product_fixed.add(predict(p0, B[i], S[j]), truth);
           double f[kMaxWorkFeatures] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
@@ -236,6 +252,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
           if (!held[i] || std::isnan(truth)) continue;
           const double pr = predict(p, B[i], S[j]);
           product_b.add(pr, truth);
+          if (!decode && S[j] == 1) one_token.add(pr, truth);
           if (std::getenv("OPCHECK_DEBUG") && std::fabs(pr / truth - 1) > 1.0)
             std::cerr << g.key[0] << "/" << g.key[1] << "/" << g.key[2] << "/" << g.key[3] << " b=" << B[i]
                       << " s=" << S[j] << " pred " << pr << " truth " << truth << "\n";
@@ -249,6 +266,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
   out["all"] = both.json();
   out["lengths_held_out"] = product.json();
   out["batches_held_out"] = product_b.json();
+  if (!one_token.e.empty()) out["one_token_prompts_from_decode_grid"] = one_token.json();
   out["interp_chosen_lengths_held_out"] = OJson{{"model_x_residual", chose[0]}, {"raw", chose[1]}, {"blend", chose[2]},
                                                  {"raw_affine", chose[3]}};
   out["compare_lengths_held_out"] = OJson{{"simulator", product.json()},
@@ -610,10 +628,13 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (load_op_table_file(dir + "context_attention.json", t))
-    fam["attention_prefill"] = check_attention(t, false, facts.sms, l2);
-  if (load_op_table_file(dir + "generation_attention.json", t))
-    fam["attention_decode"] = check_attention(t, true, facts.sms, l2);
+  {
+    OpTable gen;
+    const bool have_gen = load_op_table_file(dir + "generation_attention.json", gen);
+    if (load_op_table_file(dir + "context_attention.json", t))
+      fam["attention_prefill"] = check_attention(t, false, facts.sms, l2, have_gen ? &gen : nullptr);
+    if (have_gen) fam["attention_decode"] = check_attention(gen, true, facts.sms, l2);
+  }
   {
     OpTable gemm;
     MlaShapes sh;

@@ -8,14 +8,18 @@
 //   attention_prefill KV_DTYPE HEAD_DIM HEADS KV_HEADS Q:CTX [Q:CTX ...]
 //                               ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/BACKEND/context_attention.json:
 //                                                                 one batch of prompt chunks, q new tokens over ctx
-//                                                                 keys each, priced as the simulator prices it)
+//                                                                 keys each, priced as the simulator prices it:
+//                                                                 one-token prompts on a FlashAttention-2 grid by
+//                                                                 generation_attention.json, a decode call)
 //   attention_decode KV_DTYPE HEAD_DIM HEADS KV_HEADS CTX [CTX ...]
 //                               ->  <us> <extrapolated 0|1>      (.../generation_attention.json: one batch of
 //                                                                 decodes over CTX keys each)
 //   attention_step KV_DTYPE HEAD_DIM HEADS KV_HEADS ITEM [ITEM ...]
 //                               ->  <us> <extrapolated 0|1>      (both files: prompt chunks Q:CTX and decodes CTX
 //                                                                 in one kernel call, as a vLLM role prices a mixed
-//                                                                 step: the decodes beside the prompt tokens)
+//                                                                 step: the decodes beside the prompt tokens; on a
+//                                                                 FlashAttention-2 grid, one-token prompts alone or
+//                                                                 beside decodes as one decode call)
 //
 // Attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
 // interpolation) from the grid whose key is exactly (KV_DTYPE, HEAD_DIM, HEADS, KV_HEADS), with the SM count of
@@ -93,6 +97,15 @@ class AttentionQueries {
     const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
                                           std::to_string(kv_heads)};
     *extrapolated = false;
+    // One-token prompts alone or beside decodes: FlashAttention-2's decode path over every request, priced by the
+    // decode grid as the simulator prices it (TableCostModel::one_token_prompts_decode).
+    if (!chunks.empty() && all_one_token(chunks)) {
+      const AttentionPredictor* d = have_grid(true, key) ? predictor(true, key, geo) : nullptr;
+      if (d && d->geometry().ungrouped_beside_prefill) {
+        for (const PrefillChunk& c : chunks) contexts.push_back(static_cast<std::int32_t>(c.context));
+        return d->decode_us(contexts, extrapolated);
+      }
+    }
     double us = 0;
     for (const bool decode : {false, true}) {
       if ((decode ? contexts.empty() : chunks.empty())) continue;
@@ -109,13 +122,21 @@ class AttentionQueries {
   }
 
  private:
-  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key, const AttentionGeometry& geo) {
-    OpTable& t = tables_[decode];
+  /// The phase's table holds a grid of this key.
+  bool have_grid(bool decode, const std::vector<std::string>& key) { return load(decode) && tables_[decode].find(key); }
+
+  bool load(bool decode) {
     if (!loaded_[decode]) {
       loaded_[decode] = true;
-      have_[decode] = load_op_table_file(dir_ + (decode ? "generation_attention.json" : "context_attention.json"), t);
+      have_[decode] =
+          load_op_table_file(dir_ + (decode ? "generation_attention.json" : "context_attention.json"), tables_[decode]);
     }
-    if (!have_[decode]) return nullptr;
+    return have_[decode];
+  }
+
+  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key, const AttentionGeometry& geo) {
+    OpTable& t = tables_[decode];
+    if (!load(decode)) return nullptr;
     std::string name = decode ? "d" : "p";
     for (const std::string& k : key) name += " " + k;
     auto it = built_.find(name);

@@ -285,6 +285,7 @@ class AttentionPredictor {
   /// the step back at the query, so it is not spread over the two lines.
   OpGrid raw_less_step_;
   double prepare_step_us_ = 0;
+  double first_length_ = 1;  ///< the grid's shortest length (decode_us reads a shorter context at it)
   AttentionGeometry geo_;
   WorkModel model_;
   bool decode_ = false;

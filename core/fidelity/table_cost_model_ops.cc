@@ -179,6 +179,29 @@ double TableCostModel::decode_attention_layers_us(const std::vector<std::int32_t
          sliding_layers_ * decode_window_attention_us(contexts, extrapolated, beside_prefill);
 }
 
+bool TableCostModel::one_token_prompts_decode(const std::vector<PrefillChunk>& prefills) const {
+  return unified_attention_call_ && decode_.ok() && !decode_.approx && decode_.p.geometry().ungrouped_beside_prefill &&
+         !prefills.empty() && all_one_token(prefills);
+}
+
+void TableCostModel::step_attention_us(const std::vector<PrefillChunk>& prefills,
+                                       const std::vector<std::int32_t>& contexts, bool* ex_prefill, bool* ex_decode,
+                                       double& prefill_us, double& decode_us) const {
+  prefill_us = decode_us = 0;
+  if (one_token_prompts_decode(prefills)) {
+    std::vector<std::int32_t> all(contexts);
+    for (const PrefillChunk& c : prefills) all.push_back(static_cast<std::int32_t>(c.context));
+    const bool has_decodes = !contexts.empty();
+    (has_decodes ? decode_us : prefill_us) = decode_attention_layers_us(all, has_decodes ? ex_decode : ex_prefill);
+    return;
+  }
+  if (!prefills.empty()) prefill_us = prefill_attention_layers_us(prefills, ex_prefill);
+  // vLLM's decodes share the call with prompt tokens (a one-token prompt does not make one: FlashAttention-2 then
+  // runs its decode path, priced above).
+  if (!contexts.empty())
+    decode_us = decode_attention_layers_us(contexts, ex_decode, unified_attention_call_ && !all_one_token(prefills));
+}
+
 double TableCostModel::moe_us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
   if (tokens <= 0) return 0;
   if (moe_.ok()) return moe_.us(tokens, loads, extrapolated);

@@ -8,6 +8,10 @@
 
 namespace servesim {
 
+namespace {
+const std::vector<std::int32_t> kNoDecodes;  // a step without decodes (no copy of an unused context list)
+}  // namespace
+
 // --------------------------------------------------------------------------------------------- pricing
 
 TableCostModel::PerTokens TableCostModel::compute_per_tokens(std::int64_t tokens) const {
@@ -89,22 +93,18 @@ BatchCost TableCostModel::price(const BatchShape& s) {
     // all-reduce, each EP rank runs its own experts on the tokens routed to them, and the layer's closing
     // all-reduce over the whole group is the combine (priced with the all-reduces above).
   }
-  if (!s.prefills.empty()) {
-    bool ex = false;
-    fam(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(s.prefills, &ex);
-    count(OpFamily::kAttentionPrefill, ex);
-  }
-  if (s.num_decode > 0) {
-    bool ex = false;
-    const bool beside_prefill = unified_attention_call_ && !all_one_token(s.prefills);
-    if (!s.decode_contexts.empty()) {
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(s.decode_contexts, &ex, beside_prefill);
-    } else {  // a shape built without per-request lengths: the mean length for every request
+  if (!s.prefills.empty() || s.num_decode > 0) {
+    bool ex_p = false, ex_d = false;
+    if (s.num_decode > 0 && s.decode_contexts.empty()) {  // a shape built without per-request lengths: the mean
       std::vector<std::int32_t> ctx(static_cast<std::size_t>(s.num_decode),
                                     static_cast<std::int32_t>(s.decode_context_sum / std::max(1, s.num_decode)));
-      fam(OpFamily::kAttentionDecode) = decode_attention_layers_us(ctx, &ex, beside_prefill);
+      step_attention_us(s.prefills, ctx, &ex_p, &ex_d, fam(OpFamily::kAttentionPrefill), fam(OpFamily::kAttentionDecode));
+    } else {
+      step_attention_us(s.prefills, s.num_decode > 0 ? s.decode_contexts : kNoDecodes, &ex_p, &ex_d,
+                        fam(OpFamily::kAttentionPrefill), fam(OpFamily::kAttentionDecode));
     }
-    count(OpFamily::kAttentionDecode, ex);
+    if (!s.prefills.empty()) count(OpFamily::kAttentionPrefill, ex_p);
+    if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex_d);
   }
   if (p_.pp > 1) {
     bool ex = false;
@@ -143,10 +143,9 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
       at(OpFamily::kEmbedding) = roofline_.memory_ns(Tg * H * 2) / 1e3 + roofline_.constants().kernel_fixed_us;
       at(OpFamily::kLmHead) =
           gemm_use_us(lm_head_, static_cast<double>(std::max(1, g.num_sampled)), ex_at(OpFamily::kLmHead));
-      if (!g.prefills.empty()) at(OpFamily::kAttentionPrefill) = prefill_attention_layers_us(g.prefills, ex_at(OpFamily::kAttentionPrefill));
-      if (g.num_decode > 0)
-        at(OpFamily::kAttentionDecode) = decode_attention_layers_us(
-            g.decode_contexts, ex_at(OpFamily::kAttentionDecode), unified_attention_call_ && !all_one_token(g.prefills));
+      step_attention_us(g.prefills, g.num_decode > 0 ? g.decode_contexts : kNoDecodes,
+                        ex_at(OpFamily::kAttentionPrefill), ex_at(OpFamily::kAttentionDecode),
+                        at(OpFamily::kAttentionPrefill), at(OpFamily::kAttentionDecode));
       // An all-reduce after attention in every layer and one after the vocab-parallel embedding.
       at(OpFamily::kAllReduce) = (L + 1) * all_reduce_on(Tg * H, p_.tp_attn, in_graph, ex_at(OpFamily::kAllReduce)) +
                                  qk_norm_all_reduces_us(Tg, in_graph);

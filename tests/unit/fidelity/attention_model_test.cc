@@ -342,8 +342,9 @@ TEST_CASE("FlashAttention-2 runs decodes beside prompt tokens ungrouped and unsp
   AttentionGeometry fa3 = geo(32, 8);
   set_split_rule(fa3, "vllm_flash_attn_fa3");
   CHECK_FALSE(fa3.ungrouped_beside_prefill);
+  const OpGrid fa3_grid = synthetic_grid(true, fa3, coef);  // the predictor reads the grid it was built on
   AttentionPredictor q;
-  REQUIRE(q.build(synthetic_grid(true, fa3, coef), true, fa3));
+  REQUIRE(q.build(fa3_grid, true, fa3));
   CHECK(q.decode_us(decodes, nullptr, true) == Approx(q.decode_us(decodes)));
 }
 
@@ -644,6 +645,27 @@ TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch",
   const double measured = grid->values[at];  // batch 1
   REQUIRE(grid->axes[0][0] == 1);
   CHECK(p.decode_us(std::vector<std::int32_t>{256}) == Approx(measured).epsilon(0.10));
+}
+
+TEST_CASE("a decode shorter than the grid's first length reads at it, inside the same first key tile",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(16, 1);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  // A100's vLLM table, 16 query heads over 1 KV head of 128, first length 2 keys: 128 requests take 16.04 us at
+  // 2 keys, and 128 one-token prompts (the context table's decode calls of one key) 16.1 us.
+  const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "generation_attention.json", {"bfloat16", "128", "16", "1"});
+  REQUIRE(a100.axes[1].front() == 2);
+  AttentionPredictor p;
+  REQUIRE(p.build(a100, true, g, true));
+  for (std::size_t b : {1, 16, 128, 1024}) {
+    bool ex = false;
+    CHECK(p.decode_us(std::vector<std::int32_t>(b, 1), &ex) == p.decode_us(std::vector<std::int32_t>(b, 2)));
+    CHECK_FALSE(ex);
+  }
+  CHECK(p.decode_us(std::vector<std::int32_t>(128, 1)) == Approx(16.1).epsilon(0.01));
+  // Mixed: a one-key request beside longer ones is read as two keys.
+  CHECK(p.decode_us({1, 4096, 300}) == p.decode_us({2, 4096, 300}));
 }
 
 TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price only batches of one-token chunks",

@@ -292,8 +292,30 @@ TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungroupe
   CHECK(ratio("A100-80G", "vllm") > 1.5);
   CHECK(ratio("H100-SXM", "vllm") == Approx(1.0));    // FlashAttention-3 packs grouped heads in every call
   CHECK(ratio("A100-80G", "sglang") == Approx(1.0));  // prompts and decodes in separate calls
-  // Beside one-token chunks only, every query of the call is one token: FlashAttention-2's decode path, grouped.
+  // Beside one-token chunks only, every query of the call is one token: FlashAttention-2's decode path, grouped,
+  // over the decodes and the prompts alike (one call, priced by the decode grid).
   mixed.prefills = {PrefillChunk{1, 512}, PrefillChunk{1, 4000}};
   mixed.num_tokens = alone.num_tokens + 2;
-  CHECK(ratio("A100-80G", "vllm") == Approx(1.0));
+  BatchShape as_decodes = decode_batch(16, 4096, false);
+  as_decodes.decode_contexts.insert(as_decodes.decode_contexts.end(), {512, 4000});
+  as_decodes.num_decode += 2;
+  EngineOptions vllm;
+  vllm.backend = "vllm";
+  auto a100 = model_for("Llama-3.1-8B", "A100-80G", 1, vllm);
+  const BatchCost one_call = a100->price(mixed);
+  CHECK(fam(one_call, OpFamily::kAttentionPrefill) == 0);
+  CHECK(fam(one_call, OpFamily::kAttentionDecode) == fam(a100->price(as_decodes), OpFamily::kAttentionDecode));
+  CHECK(fam(one_call, OpFamily::kAttentionDecode) > fam(a100->price(alone), OpFamily::kAttentionDecode));
+  // One-token prompts alone: the decode grid's price of them, in the prefill family.
+  BatchShape prompts;
+  prompts.prefills = mixed.prefills;
+  prompts.num_tokens = 2;
+  prompts.num_sampled = 2;
+  BatchShape two = decode_batch(2, 0, false);
+  two.decode_contexts = {512, 4000};
+  CHECK(fam(a100->price(prompts), OpFamily::kAttentionPrefill) == fam(a100->price(two), OpFamily::kAttentionDecode));
+  // SGLang runs prompts and decodes apart: the prompts keep their own call.
+  EngineOptions sglang;
+  sglang.backend = "sglang";
+  CHECK(fam(model_for("Llama-3.1-8B", "A100-80G", 1, sglang)->price(mixed), OpFamily::kAttentionPrefill) > 0);
 }
