@@ -191,8 +191,8 @@ void TableCostModel::step_attention_us(const std::vector<PrefillChunk>& prefills
   if (one_token_prompts_decode(prefills)) {
     std::vector<std::int32_t> all(contexts);
     for (const PrefillChunk& c : prefills) all.push_back(static_cast<std::int32_t>(c.context));
-    const bool has_decodes = !contexts.empty();
-    (has_decodes ? decode_us : prefill_us) = decode_attention_layers_us(all, has_decodes ? ex_decode : ex_prefill);
+    if (contexts.empty()) prefill_us = decode_attention_layers_us(all, ex_prefill);
+    else decode_us = decode_attention_layers_us(all, ex_decode);
     return;
   }
   if (!prefills.empty()) prefill_us = prefill_attention_layers_us(prefills, ex_prefill);
