@@ -103,7 +103,7 @@ BatchCost TableCostModel::price(const BatchShape& s) {
       step_attention_us(s.prefills, s.num_decode > 0 ? s.decode_contexts : kNoDecodes, &ex_p, &ex_d,
                         fam(OpFamily::kAttentionPrefill), fam(OpFamily::kAttentionDecode));
     }
-    if (!s.prefills.empty()) count(OpFamily::kAttentionPrefill, ex_p);
+    if (prefill_lookup(s)) count(OpFamily::kAttentionPrefill, ex_p);
     if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex_d);
   }
   if (p_.pp > 1) {
@@ -161,7 +161,7 @@ BatchCost TableCostModel::price_parts(const BatchShape& s) {
     }
     for (int i = 0; i < static_cast<int>(OpFamily::kCount); ++i) us[i] = pick[i];
     for (OpFamily x : {OpFamily::kGemm, OpFamily::kLmHead, OpFamily::kAllReduce}) count(x, ex[static_cast<int>(x)]);
-    if (!s.prefills.empty()) count(OpFamily::kAttentionPrefill, ex[static_cast<int>(OpFamily::kAttentionPrefill)]);
+    if (prefill_lookup(s)) count(OpFamily::kAttentionPrefill, ex[static_cast<int>(OpFamily::kAttentionPrefill)]);
     if (s.num_decode > 0) count(OpFamily::kAttentionDecode, ex[static_cast<int>(OpFamily::kAttentionDecode)]);
     if (p_.pp > 1) {
       bool ex = false;

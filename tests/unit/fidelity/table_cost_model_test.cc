@@ -303,6 +303,15 @@ TEST_CASE("vLLM on FlashAttention-2 prices decodes beside prompt tokens ungroupe
   vllm.backend = "vllm";
   auto a100 = model_for("Llama-3.1-8B", "A100-80G", 1, vllm);
   const BatchCost one_call = a100->price(mixed);
+  // The lookup counts of the fidelity report: one decode-attention lookup, no prefill one.
+  const FidelityReport rep = a100->report();
+  auto lookups = [&rep](const char* family) {
+    for (std::size_t i = 0; i < rep.families.size(); ++i)
+      if (rep.families[i] == family) return rep.lookups[i];
+    return std::int64_t{0};
+  };
+  CHECK(lookups(op_family_name(OpFamily::kAttentionDecode)) == 1);
+  CHECK(lookups(op_family_name(OpFamily::kAttentionPrefill)) == 0);
   CHECK(fam(one_call, OpFamily::kAttentionPrefill) == 0);
   CHECK(fam(one_call, OpFamily::kAttentionDecode) == fam(a100->price(as_decodes), OpFamily::kAttentionDecode));
   CHECK(fam(one_call, OpFamily::kAttentionDecode) > fam(a100->price(alone), OpFamily::kAttentionDecode));
