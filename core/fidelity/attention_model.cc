@@ -713,6 +713,24 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
   return v;
 }
 
+double AttentionPredictor::batch_transport(double b, double b_used, double s_used) const {
+  const OpGrid& g = residual_;
+  if (b > g.axes[0].back()) return 1.0;  // beyond every measured batch: the model alone carries it
+  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], b);
+  const AxisPos pu = locate_log(g.axes[0], g.log_axes[0], b_used);
+  const auto& S = g.axes[1];
+  for (std::size_t j = S.size(); j-- > 0;) {
+    if (!(S[j] < s_used)) continue;
+    AxisPos ps;
+    ps.i0 = ps.i1 = j;
+    ps.clamped_to = S[j];
+    const AxisPos at_b[2] = {pb, ps}, at_used[2] = {pu, ps};
+    const GridValue to = interpolate(g, at_b), from = interpolate(g, at_used);
+    if (to.ok && !to.extrapolated && from.ok && !from.extrapolated && from.value > 0) return to.value / from.value;
+  }
+  return 1.0;
+}
+
 double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const {
   const bool use_model = model_.ok && model_batch > 0;
   const double b = static_cast<double>(std::max<std::int64_t>(b_eq, 1));
@@ -721,6 +739,9 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
   const GridValue v = grid_at(use_model ? residual_ : *grid_, b, s_eq, &b_used, &s_used, &extrap);
   if (!v.ok) return -1;
   if (extrapolated && extrap) *extrapolated = true;
+  // A decode batch stepped down to a smaller measured batch (a ragged grid: no longer requests at that batch)
+  // takes the residual's change from that batch to its own at the longest shorter length that measures both.
+  const double transport = use_model && decode_ && b_used < b ? batch_transport(b, b_used, s_used) : 1.0;
   auto keys_read = [&](double len) { return geo_.window > 0 ? std::min(len, static_cast<double>(geo_.window)) : len; };
   if (!use_model) {
     // Without the work model, a length stepped down (or clamped) is carried up by the attention work per request:
@@ -731,7 +752,7 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
                              : uniform_pairs(geo_.window, s_eq) / std::max(uniform_pairs(geo_.window, s_used), 1.0);
     return v.value * (b / std::max(b_used, 1.0)) * length_scale;
   }
-  const double product = v.value * model_batch;
+  const double product = v.value * model_batch * transport;
   if (interp_ == Interp::kProduct) return product;
   // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.
   bool extrap_raw = false;
@@ -757,7 +778,7 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
     interp_cell_affine(c, at[0], at[1], uniform);
   }
   if (across_step && b_used <= step_max) uniform += prepare_step_us_;
-  const double raw = uniform * model_batch / m_ref;
+  const double raw = uniform * model_batch / m_ref * transport;
   if (interp_ != Interp::kBlend) return raw;
   return std::sqrt(product * raw);
 }

@@ -647,6 +647,33 @@ TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch",
   CHECK(p.decode_us(std::vector<std::int32_t>{256}) == Approx(measured).epsilon(0.10));
 }
 
+TEST_CASE("a decode batch beyond the measured ones at its length takes the batch trend of a shorter length",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 8);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  // A100's vLLM table, 8 query heads over 8 KV heads of 128: 16 requests at 65,536 keys take 3155 us, 8 take 1589;
+  // 16 requests at 32,768 keys 1590, 8 requests 801.2. With the 16-request cell at 65,536 keys unmeasured (as the
+  // grids leave large batches of long requests out), the batch is read at 8 requests and carried to 16.
+  OpGrid a100 = test::bundled_grid("A100-80G/vllm", "generation_attention.json", {"bfloat16", "128", "8", "8"});
+  const auto& B = a100.axes[0];
+  const auto& S = a100.axes[1];
+  const std::size_t i16 = static_cast<std::size_t>(std::find(B.begin(), B.end(), 16.0) - B.begin());
+  const std::size_t j = static_cast<std::size_t>(std::find(S.begin(), S.end(), 65536.0) - S.begin());
+  REQUIRE(i16 < B.size());
+  REQUIRE(j < S.size());
+  const double truth = a100.values[i16 * S.size() + j];
+  REQUIRE(truth == Approx(3155).epsilon(0.01));
+  REQUIRE(std::isnan(a100.values[(i16 + 1) * S.size() + j]));  // 32 requests: not measured at 65,536 keys
+  a100.values[i16 * S.size() + j] = a100.log_values[i16 * S.size() + j] = std::nan("");
+  AttentionPredictor p;
+  REQUIRE(p.build(a100, true, g, true));
+  bool ex = false;
+  const double at16 = p.decode_us(std::vector<std::int32_t>(16, 65536), &ex);
+  CHECK(ex);  // stepped down: flagged
+  CHECK(at16 == Approx(truth).epsilon(0.05));  // 3248 us (+2.9%); read at 8 requests by the model alone, 3978 (+26%)
+}
+
 TEST_CASE("a decode shorter than the grid's first length reads at it, inside the same first key tile",
           "[fidelity][attention]") {
   AttentionGeometry g = geo(16, 1);
