@@ -101,10 +101,8 @@ class AttentionQueries {
     // decode grid as the simulator prices it (TableCostModel::one_token_prompts_decode).
     if (!chunks.empty() && all_one_token(chunks)) {
       const AttentionPredictor* d = have_grid(true, key) ? predictor(true, key, geo) : nullptr;
-      if (d && d->geometry().ungrouped_beside_prefill) {
-        for (const PrefillChunk& c : chunks) contexts.push_back(static_cast<std::int32_t>(c.context));
-        return d->decode_us(contexts, extrapolated);
-      }
+      if (d && one_token_prompts_decode(d->geometry(), chunks))
+        return d->decode_us(decode_call_contexts(contexts, chunks), extrapolated);
     }
     double us = 0;
     for (const bool decode : {false, true}) {

@@ -410,6 +410,17 @@ bool all_one_token(const std::vector<PrefillChunk>& chunks) {
   return std::all_of(chunks.begin(), chunks.end(), [](const PrefillChunk& c) { return c.q == 1; });
 }
 
+bool one_token_prompts_decode(const AttentionGeometry& g, const std::vector<PrefillChunk>& prompts) {
+  return g.ungrouped_beside_prefill && !prompts.empty() && all_one_token(prompts);
+}
+
+std::vector<std::int32_t> decode_call_contexts(const std::vector<std::int32_t>& contexts,
+                                               const std::vector<PrefillChunk>& prompts) {
+  std::vector<std::int32_t> all(contexts);
+  for (const PrefillChunk& c : prompts) all.push_back(static_cast<std::int32_t>(c.context));
+  return all;
+}
+
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
   PrefillWork one;
   one.add(g, s, s);

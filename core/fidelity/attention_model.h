@@ -216,6 +216,13 @@ void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::in
 /// not, runs its decode path (AttentionGeometry::ungrouped_beside_prefill).
 bool all_one_token(const std::vector<PrefillChunk>& chunks);
 
+/// Whether `prompts` (at least one, every one a single token) run in a decode call priced by a decode grid of
+/// geometry `g`: FlashAttention-2's (ungrouped_beside_prefill), whose max_seqlen_q == 1 path is its decode kernel.
+/// The call's requests are then `contexts` and the prompts, each a decode of its context (decode_call_contexts).
+bool one_token_prompts_decode(const AttentionGeometry& g, const std::vector<PrefillChunk>& prompts);
+std::vector<std::int32_t> decode_call_contexts(const std::vector<std::int32_t>& contexts,
+                                               const std::vector<PrefillChunk>& prompts);
+
 /// A linear model over non-negative features with non-negative coefficients.
 struct WorkModel {
   int n = 0;

@@ -66,21 +66,19 @@ double read_between(double a, double b, double ya, double yb, double lm, double 
   return interp_exp(lya + (lm - la) / (lb - la) * (lyb - lya));
 }
 
-/// A cell of the (n, k) grid whose upper corners are unmeasured (the grids leave out their largest shapes: n and
-/// k both >= 51,200 on TensorRT-LLM's FP8-block grid): along each axis a line that lacks its upper value is
-/// read as its lower value times x / x0, as a shape beyond the grid scales from its edge (FLOPs and weight bytes
-/// are linear in n and in k). False where a lower corner is missing (left to the log-space fallback).
-bool interp_cell_upper_missing(const double c[4], const AxisPos& pn, const AxisPos& pk, const OpGrid& grid,
-                               double n, double k, double& out) {
-  auto along = [](double lo, double hi, const AxisPos& p, const std::vector<double>& axis, double x) {
+/// One cell of the (n, k) grid, along k then along n: affine where latency rises with the dimension and geometric
+/// where it falls (interp_pair_affine, as interp_cell_affine reads a whole cell). A line that lacks its upper value
+/// (the grids leave out their largest shapes: n and k both >= 51,200 on TensorRT-LLM's FP8-block grid) is read as
+/// its lower value times x / x0, as a shape beyond the grid scales from its edge (FLOPs and weight bytes are linear
+/// in n and in k). False where a lower corner is missing (left to the log-space fallback).
+bool interp_gemm_cell(const double c[4], const AxisPos& pn, const AxisPos& pk, const OpGrid& grid, double& out) {
+  auto along = [](double lo, double hi, const AxisPos& p, const std::vector<double>& axis) {
     if (std::isnan(lo)) return std::nan("");
     if (p.i0 == p.i1) return lo;
-    if (std::isnan(hi)) return lo * (x / axis[p.i0]);
+    if (std::isnan(hi)) return lo * (p.clamped_to / axis[p.i0]);
     return interp_pair_affine(lo, hi, p.w_lin, p.w);
   };
-  const double at_n0 = along(c[0], c[1], pk, grid.axes[1], k);
-  const double at_n1 = along(c[2], c[3], pk, grid.axes[1], k);
-  out = along(at_n0, at_n1, pn, grid.axes[0], n);
+  out = along(along(c[0], c[1], pk, grid.axes[1]), along(c[2], c[3], pk, grid.axes[1]), pn, grid.axes[0]);
   return !std::isnan(out);
 }
 
@@ -176,14 +174,12 @@ GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading r
   }
   const auto& ms = grid.axes[2];
   std::vector<double> ys(ms.size());
-  // Along k, then along n: affine where latency rises with the dimension (interp_cell_affine); a missing upper
-  // corner scales from the lower one (interp_cell_upper_missing); a missing lower corner falls back to the
-  // log-space interpolation over the measured ones.
+  // Along k, then along n (interp_gemm_cell); a missing lower corner falls back to the log-space interpolation over
+  // the measured ones.
   for (std::size_t i = 0; i < ms.size(); ++i) {
     auto at = [&](std::size_t a, std::size_t b) { return grid.values[a * grid.stride(0) + b * grid.stride(1) + i]; };
     const double c[4] = {at(pn.i0, pk.i0), at(pn.i0, pk.i1), at(pn.i1, pk.i0), at(pn.i1, pk.i1)};
-    if (interp_cell_affine(c, pn, pk, ys[i])) continue;
-    if (interp_cell_upper_missing(c, pn, pk, grid, pn.clamped_to, pk.clamped_to, ys[i])) continue;
+    if (interp_gemm_cell(c, pn, pk, grid, ys[i])) continue;
     AxisPos pos[3] = {pn, pk, AxisPos{}};
     pos[2].i0 = pos[2].i1 = i;
     pos[2].clamped_to = ms[i];

@@ -116,10 +116,6 @@ class TableCostModel : public CostModel {
   /// step_attention_us). A100's vLLM tables, 1 token against 2 keys: the context grid's one-token column equals the
   /// generation grid within 0.7% (median of 329 cells; p95 2.3%).
   bool one_token_prompts_decode(const std::vector<PrefillChunk>& prefills) const;
-  /// The step's prompts are priced by a lookup of their own (not inside its decodes' call), for the lookup counts.
-  bool prefill_lookup(const BatchShape& s) const {
-    return !s.prefills.empty() && (s.num_decode == 0 || !one_token_prompts_decode(s.prefills));
-  }
   /// One attention layer's projections (qkv and o; MLA: q_a/kv_a, q_b, kv_b, o) at `tokens`, capped by the MLA
   /// module measurements where the role has them.
   double attention_projections_us(double tokens, bool* extrapolated = nullptr) const;
@@ -211,6 +207,10 @@ class TableCostModel : public CostModel {
   BatchCost price_parts(const BatchShape& s);
   BatchCost finish(double* us, const BatchShape& s, bool piecewise) const;
   void count(OpFamily f, bool extrapolated) const;
+  /// The step's prompts are priced by a lookup of their own (not inside its decodes' call), for the lookup counts.
+  bool prefill_lookup(const BatchShape& s) const {
+    return !s.prefills.empty() && (s.num_decode == 0 || !one_token_prompts_decode(s.prefills));
+  }
 
   ModelSpec m_;
   WeightFormats formats_;

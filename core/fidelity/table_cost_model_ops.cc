@@ -180,8 +180,8 @@ double TableCostModel::decode_attention_layers_us(const std::vector<std::int32_t
 }
 
 bool TableCostModel::one_token_prompts_decode(const std::vector<PrefillChunk>& prefills) const {
-  return unified_attention_call_ && decode_.ok() && !decode_.approx && decode_.p.geometry().ungrouped_beside_prefill &&
-         !prefills.empty() && all_one_token(prefills);
+  return unified_attention_call_ && decode_.ok() && !decode_.approx &&
+         servesim::one_token_prompts_decode(decode_.p.geometry(), prefills);
 }
 
 void TableCostModel::step_attention_us(const std::vector<PrefillChunk>& prefills,
@@ -189,8 +189,7 @@ void TableCostModel::step_attention_us(const std::vector<PrefillChunk>& prefills
                                        double& prefill_us, double& decode_us) const {
   prefill_us = decode_us = 0;
   if (one_token_prompts_decode(prefills)) {
-    std::vector<std::int32_t> all(contexts);
-    for (const PrefillChunk& c : prefills) all.push_back(static_cast<std::int32_t>(c.context));
+    const std::vector<std::int32_t> all = decode_call_contexts(contexts, prefills);
     if (contexts.empty()) prefill_us = decode_attention_layers_us(all, ex_prefill);
     else decode_us = decode_attention_layers_us(all, ex_decode);
     return;
