@@ -344,13 +344,18 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
         cap.finish();
         subtract_mla_projections(r, decode, proj);
       }
-      AttentionPredictor p;
-      if (!p.build(r, decode, geo)) continue;
+      // vLLM's decode-path kernel and its prefill kernel each from their own cells (MlaDecodePath).
+      const bool two = !decode && m.decode_path.ok();
+      OpGrid short_part, long_part;
+      if (two) split_mla_context_grid(r, m.decode_path.max_query, short_part, long_part);
+      AttentionPredictor p, ps;
+      if (!p.build(two ? long_part : r, decode, geo) || (two && !ps.build(short_part, decode, geo))) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
           if (!held[axis == 0 ? i : j] || std::isnan(truth)) continue;
-          (axis == 1 ? lengths : batches).add(predict(p, B[i], S[j]), truth);
+          const bool on_short = two && S[j] <= m.decode_path.max_query;
+          (axis == 1 ? lengths : batches).add(predict(on_short ? ps : p, B[i], S[j]), truth);
         }
     }
   }

@@ -54,6 +54,17 @@ void finish(OpGrid& g) {
 
 }  // namespace
 
+MlaDecodePath mla_decode_path(const std::string& kernel) {
+  MlaDecodePath p;
+  if (kernel == "FLASHMLA") {
+    p.max_query = 128;
+    p.uniform = true;
+  } else if (kernel == "FLASH_ATTN_MLA") {
+    p.max_query = 512;
+  }
+  return p;
+}
+
 bool select_mla_module_grid(const OpTable& table, const std::string& kv_dtype, const std::string& gemm_type,
                             int heads, MlaModuleGrid& out) {
   out = MlaModuleGrid();
@@ -117,9 +128,79 @@ bool select_mla_module_grid(const OpTable& table, const std::string& kv_dtype, c
       }
   j.kernel = out.kernels;
   finish(j);
+  // A decode-path kernel beside a prefill kernel, their lengths on either side of its threshold: two kernels.
+  if (parts.size() == 2) {
+    for (int d = 0; d < 2; ++d) {
+      const OpGrid& s = *parts[static_cast<std::size_t>(d)];
+      const OpGrid& l = *parts[static_cast<std::size_t>(1 - d)];
+      const MlaDecodePath path = mla_decode_path(s.key[kKeyKernel]);
+      if (!path.ok() || mla_decode_path(l.key[kKeyKernel]).ok() || s.axes[1].empty() || l.axes[1].empty()) continue;
+      if (s.axes[1].back() <= path.max_query && l.axes[1].front() > path.max_query) {
+        out.decode_path = path;
+        out.short_kernel = s.key[kKeyKernel];
+        out.long_kernel = l.key[kKeyKernel];
+      }
+    }
+  }
   out.heads = best;
   out.approx = best != heads || out.kv_dtype != kv_dtype || (out.module && out.gemm_type != gemm_type);
   return true;
+}
+
+void split_mla_context_grid(const OpGrid& joined, double max_query, OpGrid& short_part, OpGrid& long_part) {
+  const auto& B = joined.axes[0];
+  const auto& S = joined.axes[1];
+  auto cut = [&](bool shorter, OpGrid& out) {
+    out = OpGrid();
+    out.key = joined.key;
+    out.kernel = joined.kernel;
+    std::vector<std::size_t> rows, cols;
+    for (std::size_t s = 0; s < S.size(); ++s)
+      if ((S[s] <= max_query) == shorter) cols.push_back(s);
+    for (std::size_t b = 0; b < B.size(); ++b)
+      for (std::size_t s : cols)
+        if (!std::isnan(joined.values[b * S.size() + s])) {
+          rows.push_back(b);
+          break;
+        }
+    std::vector<std::size_t> kept;
+    for (std::size_t s : cols)
+      for (std::size_t b : rows)
+        if (!std::isnan(joined.values[b * S.size() + s])) {
+          kept.push_back(s);
+          break;
+        }
+    out.axes.assign(2, {});
+    for (std::size_t b : rows) out.axes[0].push_back(B[b]);
+    for (std::size_t s : kept) out.axes[1].push_back(S[s]);
+    for (std::size_t b : rows)
+      for (std::size_t s : kept) out.values.push_back(joined.values[b * S.size() + s]);
+    finish(out);
+  };
+  cut(true, short_part);
+  cut(false, long_part);
+}
+
+std::vector<char> mla_decode_path_prompts(const MlaDecodePath& path, const std::vector<PrefillChunk>& prompts,
+                                          bool with_decodes) {
+  std::vector<char> on(prompts.size(), 0);
+  if (!path.ok()) return on;
+  std::int32_t run = with_decodes ? 1 : 0;  // the uniform run's query length: the decodes' one token, else the first
+  bool open = true;                         // no other short length met yet (without decodes)
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::int32_t q = prompts[i].q;
+    if (q > path.max_query) continue;  // moved behind the short requests
+    if (!path.uniform) {
+      on[i] = 1;
+    } else if (with_decodes) {
+      on[i] = q == 1 ? 1 : 0;
+    } else {
+      if (run == 0) run = q;
+      if (q != run) open = false;
+      on[i] = open ? 1 : 0;
+    }
+  }
+  return on;
 }
 
 void MlaProjectionCap::add(const OpGrid& module, bool decode) {

@@ -284,23 +284,39 @@ void TableCostModel::build_mla_attention() {
   if (have_gen && mla_decode_.module) mla_cap_.add(mla_decode_.grid, true);
   mla_cap_.finish();
   auto projections = [this](double tokens) { return attention_projections_us(tokens, nullptr); };
-  auto build = [&](MlaModuleGrid& grid, bool decode, GridAttention& out) {
-    if (grid.module) subtract_mla_projections(grid.grid, decode, projections);
+  auto build = [&](const MlaModuleGrid& grid, const OpGrid& cells, bool decode, GridAttention& out) {
     // The work model's FlashAttention tiling stands in for FlashMLA's (one latent KV head, split-KV decode): it
     // supplies the mixed-batch composition effect around the measured uniform cells (an approximation).
     AttentionGeometry geo;
     geo.heads = grid.heads;
     geo.kv_heads = 1;
     geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
-    set_split_rule(geo, grid.grid.kernel, /*mla=*/true);
+    set_split_rule(geo, cells.kernel, /*mla=*/true);
     out.scale = static_cast<double>(heads) / grid.heads;
     out.approx = grid.approx;
     // MLA decode is interpolated warm and read cold after (decode_attention_us): reading the module grids cold
     // first predicted their held-out lines slightly worse (docs/validation.md).
-    out.p.build(grid.grid, decode, geo);
+    out.p.build(cells, decode, geo);
   };
-  if (have_ctx) build(mla_prefill_, false, prefill_);
-  if (have_gen) build(mla_decode_, true, decode_);
+  if (have_ctx) {
+    if (mla_prefill_.module) subtract_mla_projections(mla_prefill_.grid, false, projections);
+    if (mla_prefill_.decode_path.ok()) {
+      // vLLM's decode-path kernel (prompts of at most its threshold) and its prefill kernel, each from its own cells.
+      OpGrid shorter, longer;
+      split_mla_context_grid(mla_prefill_.grid, mla_prefill_.decode_path.max_query, shorter, longer);
+      shorter.kernel = mla_prefill_.short_kernel;
+      longer.kernel = mla_prefill_.long_kernel;
+      build(mla_prefill_, longer, false, prefill_);
+      build(mla_prefill_, shorter, false, prefill_short_);
+      if (prefill_short_.ok()) mla_path_ = mla_prefill_.decode_path;
+    } else {
+      build(mla_prefill_, mla_prefill_.grid, false, prefill_);
+    }
+  }
+  if (have_gen) {
+    if (mla_decode_.module) subtract_mla_projections(mla_decode_.grid, true, projections);
+    build(mla_decode_, mla_decode_.grid, true, decode_);
+  }
 }
 
 void TableCostModel::build_moe() {

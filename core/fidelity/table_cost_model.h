@@ -86,7 +86,10 @@ class TableCostModel : public CostModel {
   /// The routing the MoE grid was measured with: balanced, or power_law_1.01 / power_law_1.2 for a scenario's
   /// power-law routing with that exponent (and A100, which has only power-law rows).
   const std::string& moe_grid_distribution() const { return moe_distribution_; }
-  double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  /// `beside_decodes`: the step also decodes (on vLLM's MLA backends it decides which prompts join the decodes'
+  /// call: mla_decode_path_prompts).
+  double prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr,
+                              bool beside_decodes = false) const;
   /// `beside_prefill`: the step also holds prompt tokens, in the same attention call where the engine runs one
   /// (vLLM's unified varlen call; AttentionGeometry::ungrouped_beside_prefill).
   double decode_attention_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
@@ -102,7 +105,8 @@ class TableCostModel : public CostModel {
   /// (read_cold), so a measured uniform batch prices at its measurement plus this.
   double cold_l2_us(double keys) const { return t_.l2.extra_us(keys * kv_bytes_per_key_); }
   /// Every attention layer of the stage: full layers plus sliding layers.
-  double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr) const;
+  double prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated = nullptr,
+                                     bool beside_decodes = false) const;
   double decode_attention_layers_us(const std::vector<std::int32_t>& contexts, bool* extrapolated = nullptr,
                                     bool beside_prefill = false) const;
   /// One step's attention, every layer: its prompt chunks (`prefill_us`) and its decodes of `contexts` keys
@@ -194,6 +198,8 @@ class TableCostModel : public CostModel {
                 bool beside_prefill = false) const;
   };
   void build_attention(const OpTable& t, bool decode, GridAttention& out, int window = 0);
+  /// One prompt call on `grid`, else on the datasheet (roofline x efficiency curve).
+  double prefill_on(const GridAttention& grid, const std::vector<PrefillChunk>& chunks, bool* extrapolated) const;
   /// MLA models: attention core from the module tables minus the capped GEMM-table projections, or from the
   /// kernel tables as they are (mla_module_table.h).
   void build_mla_attention();
@@ -232,6 +238,8 @@ class TableCostModel : public CostModel {
   GridAttention prefill_win_, decode_win_;  // sliding-window layers (window grids)
   double full_layers_ = 1, sliding_layers_ = 0;  // attention layers of the stage-summed model, by kind
   MlaModuleGrid mla_prefill_, mla_decode_;  // MLA: joined grids, module grids turned into attention-core grids
+  GridAttention prefill_short_;              // MLA on vLLM: the decode-path kernel's prompt lengths (mla_path_)
+  MlaDecodePath mla_path_;                   // set when prefill_short_ prices prompts up to its max_query
   MlaProjectionCap mla_cap_;                // MLA module tables: bound on the projections (empty otherwise)
   MoePredictor moe_;
   MoeRankCost moe_rank_;

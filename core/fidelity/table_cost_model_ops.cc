@@ -101,11 +101,23 @@ bool TableCostModel::GridAttention::decode(const std::vector<std::int32_t>& cont
                               [&](bool* ex) { return p.decode_us(contexts, ex, beside_prefill); }, us);
 }
 
-double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
+double TableCostModel::prefill_attention_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated,
+                                            bool beside_decodes) const {
   if (chunks.empty()) return 0;
+  if (!mla_path_.ok()) return prefill_on(prefill_, chunks, extrapolated);
+  // vLLM on an MLA backend: the prompts its decode path takes, and the rest on the prefill kernel (two calls).
+  const std::vector<char> on = mla_decode_path_prompts(mla_path_, chunks, beside_decodes);
+  std::vector<PrefillChunk> shorter, longer;
+  for (std::size_t i = 0; i < chunks.size(); ++i) (on[i] ? shorter : longer).push_back(chunks[i]);
+  return (shorter.empty() ? 0.0 : prefill_on(prefill_short_, shorter, extrapolated)) +
+         (longer.empty() ? 0.0 : prefill_on(prefill_, longer, extrapolated));
+}
+
+double TableCostModel::prefill_on(const GridAttention& grid, const std::vector<PrefillChunk>& chunks,
+                                  bool* extrapolated) const {
   double v = -1;
-  if (prefill_.prefill(chunks, extrapolated, v)) return v;
-  if (extrapolated && prefill_.ok()) *extrapolated = true;  // a grid with no measurement near this batch
+  if (grid.prefill(chunks, extrapolated, v)) return v;
+  if (extrapolated && grid.ok()) *extrapolated = true;  // a grid with no measurement near this batch
   const double roof = roofline_.prefill_attention_ns(chunks) / 1e3;
   if (!curves_.ok) return roof;
   double tokens = 0;
@@ -166,9 +178,10 @@ double TableCostModel::decode_window_attention_us(const std::vector<std::int32_t
   return decode_attention_us(capped, nullptr, beside_prefill);
 }
 
-double TableCostModel::prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated) const {
-  if (sliding_layers_ <= 0) return layers_total_ * prefill_attention_us(chunks, extrapolated);
-  return full_layers_ * prefill_attention_us(chunks, extrapolated) +
+double TableCostModel::prefill_attention_layers_us(const std::vector<PrefillChunk>& chunks, bool* extrapolated,
+                                                   bool beside_decodes) const {
+  if (sliding_layers_ <= 0) return layers_total_ * prefill_attention_us(chunks, extrapolated, beside_decodes);
+  return full_layers_ * prefill_attention_us(chunks, extrapolated, beside_decodes) +
          sliding_layers_ * prefill_window_attention_us(chunks, extrapolated);
 }
 
@@ -194,7 +207,7 @@ void TableCostModel::step_attention_us(const std::vector<PrefillChunk>& prefills
     else decode_us = decode_attention_layers_us(all, ex_decode);
     return;
   }
-  if (!prefills.empty()) prefill_us = prefill_attention_layers_us(prefills, ex_prefill);
+  if (!prefills.empty()) prefill_us = prefill_attention_layers_us(prefills, ex_prefill, !contexts.empty());
   // vLLM's decodes share the call with prompt tokens (a one-token prompt does not make one: FlashAttention-2 then
   // runs its decode path, priced above).
   if (!contexts.empty())

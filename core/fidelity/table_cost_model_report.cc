@@ -50,8 +50,13 @@ std::string TableCostModel::describe() const {
   }
   if (mla_prefill_.ok() || mla_decode_.ok()) {
     // Name the MLA source: module tables (kernels joined) minus the capped GEMM-table projections, or kernel tables.
+    // A context grid split at vLLM's decode-path threshold names each kernel with its prompt lengths.
     auto name = [](const MlaModuleGrid& g) {
-      return "[" + g.kernels + " " + g.kv_dtype + " kv, " + (g.module ? g.gemm_type + ", " : "") + key_int(g.heads) +
+      const std::string kernels =
+          g.decode_path.ok() ? g.short_kernel + " (prompts <= " + key_int(g.decode_path.max_query) + " tokens) + " +
+                                   g.long_kernel
+                             : g.kernels;
+      return "[" + kernels + " " + g.kv_dtype + " kv, " + (g.module ? g.gemm_type + ", " : "") + key_int(g.heads) +
              " heads]";
     };
     const bool module = (mla_prefill_.ok() && mla_prefill_.module) || (mla_decode_.ok() && mla_decode_.module);

@@ -66,7 +66,8 @@ TEST_CASE("DeepSeek-V3 attention is priced from the MLA module tables and the re
   CHECK(c->source(OpFamily::kAttentionDecode) == PriceSource::kTable);
   CHECK(c->report().kind == "table");
   CHECK_THAT(c->describe(), Catch::Contains("mla_generation[FLASHMLA fp8 kv, fp8_block, 16 heads]"));
-  CHECK_THAT(c->describe(), Catch::Contains("mla_context[FLASHMLA+FLASH_ATTN fp8 kv, fp8_block, 16 heads]"));
+  CHECK_THAT(c->describe(),
+             Catch::Contains("mla_context[FLASHMLA (prompts <= 128 tokens) + FLASH_ATTN fp8 kv, fp8_block, 16 heads]"));
 }
 
 TEST_CASE("the module grids of one configuration are joined across kernels", "[fidelity][mla]") {
@@ -259,4 +260,96 @@ TEST_CASE("in a mixed MLA batch longer requests cost more", "[fidelity][mla]") {
     continued[0].context = 8192;
     CHECK(tm->prefill_attention_us(continued) > tm->prefill_attention_us(fresh));
   }
+}
+
+TEST_CASE("vLLM's MLA context grids split where its backends send prompts to the decode path", "[fidelity][mla]") {
+  CHECK(mla_decode_path("FLASHMLA").max_query == 128);
+  CHECK(mla_decode_path("FLASHMLA").uniform);
+  CHECK(mla_decode_path("FLASH_ATTN_MLA").max_query == 512);
+  CHECK_FALSE(mla_decode_path("FLASH_ATTN_MLA").uniform);
+  CHECK_FALSE(mla_decode_path("FLASH_ATTN").ok());
+  CHECK_FALSE(mla_decode_path("default").ok());
+  // vLLM's collector measured each kernel on exactly its side of the threshold.
+  const OpTable t = table("mla_context.json");
+  MlaModuleGrid fp8, bf16;
+  REQUIRE(select_mla_module_grid(t, "fp8", "fp8_block", 16, fp8));
+  CHECK(fp8.decode_path.max_query == 128);
+  CHECK(fp8.short_kernel == "FLASHMLA");
+  CHECK(fp8.long_kernel == "FLASH_ATTN");
+  REQUIRE(select_mla_module_grid(t, "bfloat16", "bfloat16", 16, bf16));
+  CHECK(bf16.decode_path.max_query == 512);
+  CHECK(bf16.short_kernel == "FLASH_ATTN_MLA");
+  OpGrid shorter, longer;
+  split_mla_context_grid(fp8.grid, 128, shorter, longer);
+  REQUIRE_FALSE(shorter.axes[1].empty());
+  REQUIRE_FALSE(longer.axes[1].empty());
+  CHECK(shorter.axes[1].back() == 128);
+  CHECK(longer.axes[1].front() == 256);
+  const OpGrid* mla = t.find({"FLASHMLA", "fp8", "fp8_block", "16", "1"});
+  const OpGrid* fa = t.find({"FLASH_ATTN", "fp8", "fp8_block", "16", "1"});
+  REQUIRE(mla != nullptr);
+  REQUIRE(fa != nullptr);
+  CHECK(shorter.axes == mla->axes);
+  CHECK(cell(shorter, 8, 64) == cell(*mla, 8, 64));
+  CHECK(cell(longer, 8, 2048) == cell(*fa, 8, 2048));
+  // One kernel for every length: TRT-LLM's tables, and every generation grid.
+  MlaModuleGrid trt, gen;
+  REQUIRE(select_mla_module_grid(table("mla_context.json", "H100-SXM/trtllm"), "fp8", "fp8_block", 16, trt));
+  CHECK_FALSE(trt.decode_path.ok());
+  REQUIRE(select_mla_module_grid(table("mla_generation.json"), "fp8", "fp8_block", 16, gen));
+  CHECK_FALSE(gen.decode_path.ok());
+}
+
+TEST_CASE("which prompts vLLM runs on an MLA backend's decode path", "[fidelity][mla]") {
+  auto chunks = [](std::vector<std::int32_t> q) {
+    std::vector<PrefillChunk> out;
+    for (std::int32_t x : q) out.push_back(PrefillChunk{x, x});
+    return out;
+  };
+  using V = std::vector<char>;
+  const MlaDecodePath varlen = mla_decode_path("FLASH_ATTN_MLA"), uniform = mla_decode_path("FLASHMLA");
+  // VARLEN: every prompt up to the threshold, beside decodes or not.
+  CHECK(mla_decode_path_prompts(varlen, chunks({1, 300, 512, 513, 2000}), false) == V{1, 1, 1, 0, 0});
+  CHECK(mla_decode_path_prompts(varlen, chunks({1, 300, 512, 513, 2000}), true) == V{1, 1, 1, 0, 0});
+  // UNIFORM without decodes: the run of the first short prompt's length; a long prompt does not break it.
+  CHECK(mla_decode_path_prompts(uniform, chunks({64, 300, 64, 32, 64}), false) == V{1, 0, 1, 0, 0});
+  // Beside decodes (one token each) only one-token prompts join them.
+  CHECK(mla_decode_path_prompts(uniform, chunks({1, 64, 1, 129}), true) == V{1, 0, 1, 0});
+  CHECK(mla_decode_path_prompts(MlaDecodePath(), chunks({1, 64}), false) == V{0, 0});
+}
+
+TEST_CASE("vLLM MLA prompts are priced on the kernel vLLM runs them on", "[fidelity][mla]") {
+  auto c = deepseek(8, fp8_engine());  // fp8 KV cache: FlashMLA decode path up to 128 tokens, FLASH_ATTN above
+  auto* tm = dynamic_cast<TableCostModel*>(c.get());
+  REQUIRE(tm != nullptr);
+  const OpTable ctx = table("mla_context.json");
+  const OpGrid* mla = ctx.find({"FLASHMLA", "fp8", "fp8_block", "16", "1"});
+  REQUIRE(mla != nullptr);
+  // Exact on the decode-path kernel's own cells.
+  for (int isl : {16, 64}) {
+    const std::vector<PrefillChunk> uniform(4, PrefillChunk{isl, isl});
+    bool ex = false;
+    const double core = tm->prefill_attention_us(uniform, &ex);
+    CHECK_FALSE(ex);
+    CHECK(core + tm->attention_projections_us(4.0 * isl) == Approx(cell(*mla, 4, isl)).epsilon(1e-9));
+  }
+  // Beside decodes a 64-token prompt is not in FlashMLA's uniform call: FLASH_ATTN runs it, below its measured
+  // lengths (flagged).
+  const std::vector<PrefillChunk> one(1, PrefillChunk{64, 64});
+  bool alone_ex = false, beside_ex = false;
+  const double alone = tm->prefill_attention_us(one, &alone_ex);
+  const double beside = tm->prefill_attention_us(one, &beside_ex, /*beside_decodes=*/true);
+  CHECK_FALSE(alone_ex);
+  CHECK(beside_ex);
+  CHECK(beside != Approx(alone).epsilon(1e-6));
+  // A 200-token prompt is FLASH_ATTN's with or without decodes.
+  const std::vector<PrefillChunk> longer(1, PrefillChunk{200, 200});
+  CHECK(tm->prefill_attention_us(longer) == tm->prefill_attention_us(longer, nullptr, true));
+  // bf16 KV cache: FlashAttention-MLA is VARLEN, so a 64-token prompt takes its decode path beside decodes too.
+  EngineOptions e;
+  e.dtype = "fp8";
+  auto b = deepseek(8, e);
+  auto* tb = dynamic_cast<TableCostModel*>(b.get());
+  REQUIRE(tb != nullptr);
+  CHECK(tb->prefill_attention_us(one) == tb->prefill_attention_us(one, nullptr, true));
 }
