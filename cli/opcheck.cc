@@ -172,6 +172,18 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
   int chose[4] = {0, 0, 0, 0};
+  // The table's FlashAttention-2 decode grids that run unswapped share one HBM saturation constant
+  // (fit_fa2_hbm_ctas), fitted as the simulator fits it, on the lines each experiment keeps of every grid.
+  double hbm[2] = {0, 0};  // by the axis held out
+  if (decode)
+    for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
+      OpTable kept = t;
+      for (OpGrid& k : kept.grids)
+        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
+      hbm[axis] = fit_fa2_hbm_ctas(kept, sms, [&l2](const OpGrid& k) {
+        return read_cold(k, l2, grid_kv_bytes_per_key(k));
+      });
+    }
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
     AttentionGeometry geo;
@@ -194,6 +206,10 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
       if (const OpGrid* d = generation->find(g.key); d && d->axes.size() == 2) {
         AttentionGeometry dg = geo;
         set_split_rule(dg, d->kernel);
+        if (fa2_unswapped_decode(dg))
+          dg.hbm_ctas = fit_fa2_hbm_ctas(*generation, sms, [&l2](const OpGrid& k) {
+            return read_cold(k, l2, grid_kv_bytes_per_key(k));
+          });
         one_token_bytes = grid_kv_bytes_per_key(*d);
         one_token_decode.build_owned(read_cold(*d, l2, one_token_bytes), true, dg, true);
       }
@@ -208,6 +224,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
                                                     PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
     };
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
+    if (fa2_unswapped_decode(geo)) geo.hbm_ctas = hbm[1];
     {
       const auto held = every_third(S.size());
       const OpGrid r = read_cold(drop_grid_lines(g, 1, held), cold, bytes_per_key);
@@ -241,6 +258,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
         }
     }
     // Experiment 2: hold out batch sizes.
+    if (fa2_unswapped_decode(geo)) geo.hbm_ctas = hbm[0];
     {
       const auto held = every_third(B.size());
       const OpGrid r = read_cold(drop_grid_lines(g, 0, held), cold, bytes_per_key);

@@ -144,6 +144,8 @@ class AttentionQueries {
       AttentionGeometry kg = geo;
       if (g) set_split_rule(kg, g->kernel);
       if (g && !decode) set_prefill_tile(kg, g->kernel, g->key[0], std::atoi(g->key[1].c_str()));
+      if (g && decode && fa2_unswapped_decode(kg))
+        kg.hbm_ctas = fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; });
       const bool ok = g && p.build(*g, decode, kg, /*choose=*/true);
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 
 #include "core/fidelity/interpolation.h"
 
@@ -184,6 +186,72 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
   if (idx >= v.size()) v.resize(static_cast<std::size_t>((static_cast<std::int64_t>(0.8 * slots) + 2) * cap), 0);
   if (v[idx] == 0) v[idx] = static_cast<std::int8_t>(flash_num_splits(mblocks, nb, slots));
   return v[idx];
+}
+
+bool fa2_unswapped_decode(const AttentionGeometry& g) {
+  return g.split_kv == AttentionGeometry::SplitKv::kBatch && g.ungrouped_beside_prefill &&
+         (g.heads <= g.kv_heads || g.window > 0);
+}
+
+AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int window) {
+  AttentionGeometry geo;
+  geo.heads = std::atoi(g.key[2].c_str());
+  geo.kv_heads = std::atoi(g.key[3].c_str());
+  geo.sms = sms;
+  geo.head_dim = std::atoi(g.key[1].c_str());
+  geo.kv_fp8 = g.key[0] == "fp8";
+  set_split_rule(geo, g.kernel);
+  geo.window = window;
+  if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], geo.head_dim);
+  return geo;
+}
+
+double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::function<OpGrid(const OpGrid&)>& prepare) {
+  // Each unswapped grid's features and values, built once per candidate share.
+  std::vector<std::pair<OpGrid, AttentionGeometry>> grids;
+  for (const OpGrid& g : decode_table.grids) {
+    if (g.axes.size() != 2 || g.key.size() < 4) continue;
+    const int window = g.key.size() > 4 ? std::atoi(g.key[4].c_str()) : 0;
+    const AttentionGeometry geo = table_grid_geometry(g, sms, true, window);
+    if (fa2_unswapped_decode(geo)) grids.emplace_back(prepare(g), geo);
+  }
+  if (grids.empty()) return 0;
+  double best = std::numeric_limits<double>::infinity(), pick = 0;
+  for (int step = 0; step < kFa2HbmCtaShareSteps; ++step) {
+    const double share = kFa2HbmCtaShareFirst + kFa2HbmCtaShareStep * step;
+    double sq = 0;
+    for (const auto& [grid, base] : grids) {
+      AttentionGeometry geo = base;
+      geo.hbm_ctas = share * sms;
+      std::vector<double> x, y;
+      const auto& B = grid.axes[0];
+      const auto& S = grid.axes[1];
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double v = grid.values[i * S.size() + j];
+          if (std::isnan(v) || v <= 0) continue;
+          double f[kMaxWorkFeatures] = {};
+          uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
+          x.insert(x.end(), f, f + kDecodeFeatures);
+          y.push_back(v);
+        }
+      const WorkModel m = fit_work_model(x, y, kDecodeFeatures);
+      for (std::size_t r = 0; r < y.size() && std::isfinite(sq); ++r) {
+        const double v = m.ok ? m.eval(&x[r * static_cast<std::size_t>(kDecodeFeatures)]) : 0;
+        if (!(v > 0)) {
+          sq = std::numeric_limits<double>::infinity();
+          break;
+        }
+        const double d = interp_log(v / y[r]);
+        sq += d * d;
+      }
+    }
+    if (sq < best) {
+      best = sq;
+      pick = share * sms;
+    }
+  }
+  return pick;
 }
 
 void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
@@ -370,12 +438,16 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     return;
   }
   const int slots = g.sms * g.cta_slots_per_sm;
-  const int splits = g.split_kv == AttentionGeometry::SplitKv::kNone ? 1
+  const bool unswapped = fa2_unswapped_decode(g);
+  const int splits = g.split_kv == AttentionGeometry::SplitKv::kNone || unswapped ? 1
                      : g.split_kv == AttentionGeometry::SplitKv::kXqa
                          ? static_cast<int>(std::min<std::int64_t>(xqa_multi_block(g, requests, max_ctx), nb_max))
                      : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
                              : flash_num_splits(requests * g.kv_heads, nb_max, slots);
-  launch_features(g, throughput, static_cast<double>(ceil_div(nb_max, splits)),
+  // Unswapped, each CTA streams one query row's K and V: the launch is bound by the longest CTA until hbm_ctas
+  // of them saturate HBM (the grid's own fit), not by the SMs.
+  const double bound = unswapped && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
+  launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)),
                   static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
                   splits, requests, f);
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.

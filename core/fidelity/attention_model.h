@@ -17,6 +17,7 @@
 /// uniform table. The cost model then prices a batch as table(uniform equivalent) x model(batch) /
 /// model(uniform equivalent): exact on measured uniform batches, the model supplying the composition effect.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct AttentionGeometry {
   enum class SplitKv { kBatch, kPerRequest, kXqa, kNone };
   SplitKv split_kv = SplitKv::kBatch;
   int cta_slots_per_sm = 2;
+  /// FlashAttention-2 decodes it runs unswapped (fa2_unswapped_decode): how many one-row CTAs, each streaming its
+  /// request's K and V, saturate HBM (0: the SMs). Fitted per grid (AttentionPredictor).
+  double hbm_ctas = 0;
   /// FlashAttention-2's varlen forward packs a KV head's query heads into one tile and splits the keys only when
   /// every query of the call is a decode (max_seqlen_q == 1, "only apply split-k for decoding"). Decodes that share
   /// one call with prompt tokens (vLLM's unified step) run ungrouped and unsplit: one CTA per (request, query head)
@@ -120,6 +124,9 @@ constexpr double kKeyTileLoadShare = 0.6;
 /// FlashAttention-3 varlen computes per-request splits (and runs its scheduler-metadata step) only up to this many
 /// requests: prepare_varlen_num_blocks runs one 1024-thread block.
 constexpr std::int64_t kFa3PrepareMaxRequests = 992;
+/// Candidate shares of the SMs for AttentionGeometry::hbm_ctas (0.3 to 1.5 in steps of 0.05; fit_fa2_hbm_ctas).
+constexpr int kFa2HbmCtaShareSteps = 25;
+constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 
 constexpr int kPrefillFeatures = 4;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
@@ -202,6 +209,22 @@ struct DecodeWork {
   /// f[0..4] too for a geometry XQA never takes (`whole`).
   void mmha_features(const AttentionGeometry& g, bool whole, double* f) const;
 };
+
+/// FlashAttention-2's varlen forward splits a decode's keys only when it swaps a KV head's query heads into the rows
+/// (seqlenq_ngroups_swapped: grouped heads, no window; "only apply split-k for decoding" in mha_varlen_fwd).
+/// Without grouping, or with a window, every (request, head) is one CTA over its whole KV, one query row each.
+bool fa2_unswapped_decode(const AttentionGeometry& g);
+
+/// The geometry of an attention table's grid, keyed (kv dtype, head_dim, heads, KV heads[, window]), on `sms` SMs:
+/// its kernel's split rule and, for a context grid, its prefill tile.
+AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int window = 0);
+
+/// AttentionGeometry::hbm_ctas shared by a decode table's FlashAttention-2 grids that run unswapped: the share of the
+/// SMs (kFa2HbmCtaShares) at which the work models fitted on those grids fit them best together (summed squared log
+/// error); 0 when the table has none. One constant per table rather than per grid: a grid's own batch lines, powers
+/// of two, rarely pin where HBM saturates, the table's grids together do (their CTAs per request differ). `prepare`
+/// gives the grid the predictors are built on (read_cold where the tables are read cold).
+double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::function<OpGrid(const OpGrid&)>& prepare);
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
 /// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs).

@@ -242,23 +242,22 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
     if (!best) return;
     out.approx = true;
   }
-  AttentionGeometry geo;
-  geo.heads = std::atoi(best->key[2].c_str());
-  geo.kv_heads = std::atoi(best->key[3].c_str());
-  geo.sms = g_.sm_count > 0 ? g_.sm_count : 132;
-  geo.head_dim = std::atoi(best->key[1].c_str());
-  geo.kv_fp8 = best->key[0] == "fp8";
-  set_split_rule(geo, best->kernel);
-  geo.window = window;
-  if (!decode) set_prefill_tile(geo, best->kernel, best->key[0], std::atoi(best->key[1].c_str()));
+  const int sms = g_.sm_count > 0 ? g_.sm_count : 132;
+  AttentionGeometry geo = table_grid_geometry(*best, sms, decode, window);
   out.scale = static_cast<double>(heads) / geo.heads;
-  if (!decode || !t_.l2.ok()) {
+  // The tables were timed with the call's K and V left in L2 by the call before; serving reads them cold. The
+  // predictor reads a decode grid as if cold (read_cold), at the grid's own K and V bytes per key.
+  const bool cold = decode && t_.l2.ok();
+  auto prepare = [&](const OpGrid& g) {
+    return cold ? read_cold(g, t_.l2, grid_kv_bytes_per_key(g), g.key.size() > 4 ? std::atoi(g.key[4].c_str()) : 0)
+                : g;
+  };
+  if (decode && fa2_unswapped_decode(geo)) geo.hbm_ctas = fit_fa2_hbm_ctas(t, sms, prepare);
+  if (!cold) {
     out.p.build(*best, decode, geo, /*choose=*/true);
     return;
   }
-  // The tables were timed with the call's K and V left in L2 by the call before; serving reads them cold. The
-  // predictor reads the grid as if cold (read_cold), at the grid's own K and V bytes per key.
-  out.p.build_owned(read_cold(*best, t_.l2, grid_kv_bytes_per_key(*best), window), decode, geo, /*choose=*/true);
+  out.p.build_owned(prepare(*best), decode, geo, /*choose=*/true);
 }
 
 void TableCostModel::build_mla_attention() {
