@@ -444,9 +444,10 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
                          ? static_cast<int>(std::min<std::int64_t>(xqa_multi_block(g, requests, max_ctx), nb_max))
                      : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
                              : flash_num_splits(requests * g.kv_heads, nb_max, slots);
-  // Unswapped, each CTA streams one query row's K and V: the launch is bound by the longest CTA until hbm_ctas
-  // of them saturate HBM (the grid's own fit), not by the SMs.
-  const double bound = unswapped && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
+  // Unswapped (or ungrouped beside prompt tokens, SplitKv::kNone), each CTA streams one query row's K and V: the
+  // launch is bound by the longest CTA until hbm_ctas of them saturate HBM (fitted on the table), not by the SMs.
+  const bool one_row = unswapped || g.split_kv == AttentionGeometry::SplitKv::kNone;
+  const double bound = one_row && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
   launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)),
                   static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
                   splits, requests, f);

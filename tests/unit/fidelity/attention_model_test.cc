@@ -762,6 +762,10 @@ TEST_CASE("FlashAttention-2 splits a decode's keys only when it swaps grouped he
   f = decode_features(g, std::vector<std::int32_t>(16, 8192));
   CHECK(f[2] == Approx(16.0 * 64 * 8 / 76));
   CHECK(decode_features(g, std::vector<std::int32_t>(8, 8192))[2] == Approx(64));  // 64 CTAs: under it
+  // Beside prompt tokens (ungrouped and unsplit, SplitKv::kNone) the same one-row CTAs take the same bound.
+  AttentionGeometry beside = g;
+  beside.split_kv = AttentionGeometry::SplitKv::kNone;
+  CHECK(decode_features(beside, std::vector<std::int32_t>(16, 8192))[2] == Approx(16.0 * 64 * 8 / 76));
 }
 
 TEST_CASE("A100's unswapped decode grids share where HBM saturates, and it places their batch steps",
