@@ -186,14 +186,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
     }
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
-    AttentionGeometry geo;
-    geo.heads = std::atoi(g.key[2].c_str());
-    geo.kv_heads = std::atoi(g.key[3].c_str());
-    geo.sms = sms;
-    geo.head_dim = std::atoi(g.key[1].c_str());
-    geo.kv_fp8 = g.key[0] == "fp8";
-    set_split_rule(geo, g.kernel);
-    if (!decode) set_prefill_tile(geo, g.kernel, g.key[0], std::atoi(g.key[1].c_str()));
+    AttentionGeometry geo = table_grid_geometry(g, sms, decode);
     const auto& B = g.axes[0];
     const auto& S = g.axes[1];
     // Decode grids were timed with K and V left in L2: the predictors read them cold, so a warm cell is the

@@ -88,26 +88,20 @@ class AttentionQueries {
       why = "no request lengths";
       return NAN;
     }
-    AttentionGeometry geo;
-    geo.heads = heads;
-    geo.kv_heads = kv_heads;
-    geo.sms = sms_;
-    geo.head_dim = head_dim;
-    geo.kv_fp8 = dtype == "fp8";
     const std::vector<std::string> key = {dtype, std::to_string(head_dim), std::to_string(heads),
                                           std::to_string(kv_heads)};
     *extrapolated = false;
     // One-token prompts alone or beside decodes: FlashAttention-2's decode path over every request, priced by the
     // decode grid as the simulator prices it (TableCostModel::one_token_prompts_decode).
     if (!chunks.empty() && all_one_token(chunks)) {
-      const AttentionPredictor* d = have_grid(true, key) ? predictor(true, key, geo) : nullptr;
+      const AttentionPredictor* d = have_grid(true, key) ? predictor(true, key) : nullptr;
       if (d && one_token_prompts_decode(d->geometry(), chunks))
         return d->decode_us(decode_call_contexts(contexts, chunks), extrapolated);
     }
     double us = 0;
     for (const bool decode : {false, true}) {
       if ((decode ? contexts.empty() : chunks.empty())) continue;
-      const AttentionPredictor* p = predictor(decode, key, geo);
+      const AttentionPredictor* p = predictor(decode, key);
       if (!p) {
         why = "no " + std::string(decode ? "generation" : "context") + "_attention grid for " + key[0] + " " + key[1] +
               " " + key[2] + " " + key[3];
@@ -132,7 +126,7 @@ class AttentionQueries {
     return have_[decode];
   }
 
-  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key, const AttentionGeometry& geo) {
+  const AttentionPredictor* predictor(bool decode, const std::vector<std::string>& key) {
     OpTable& t = tables_[decode];
     if (!load(decode)) return nullptr;
     std::string name = decode ? "d" : "p";
@@ -141,12 +135,13 @@ class AttentionQueries {
     if (it == built_.end()) {
       const OpGrid* g = t.find(key);
       AttentionPredictor p;
-      AttentionGeometry kg = geo;
-      if (g) set_split_rule(kg, g->kernel);
-      if (g && !decode) set_prefill_tile(kg, g->kernel, g->key[0], std::atoi(g->key[1].c_str()));
-      if (g && decode && fa2_unswapped_decode(kg))
-        kg.hbm_ctas = fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; });
-      const bool ok = g && p.build(*g, decode, kg, /*choose=*/true);
+      bool ok = false;
+      if (g) {
+        AttentionGeometry kg = table_grid_geometry(*g, sms_, decode);
+        if (decode && fa2_unswapped_decode(kg))
+          kg.hbm_ctas = fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; });
+        ok = p.build(*g, decode, kg, /*choose=*/true);
+      }
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
     }
     return it->second.ok() ? &it->second : nullptr;

@@ -55,11 +55,16 @@ GpuSpec bundled_gpu(const std::string& name) {
   return g;
 }
 
-OpGrid bundled_grid(const std::string& folder, const std::string& file, const std::vector<std::string>& key) {
+OpTable bundled_table(const std::string& folder, const std::string& file) {
   auto text = catalog().load_text(folder, file);
   REQUIRE(text);
   OpTable t;
   REQUIRE(parse_op_table(*text, t).empty());
+  return t;
+}
+
+OpGrid bundled_grid(const std::string& folder, const std::string& file, const std::vector<std::string>& key) {
+  const OpTable t = bundled_table(folder, file);
   const OpGrid* grid = t.find(key);
   REQUIRE(grid != nullptr);
   return *grid;

@@ -29,6 +29,8 @@ std::string run_scenario_text(const std::string& scenario_json, const SessionOpt
 /// A bundled model / GPU by name (REQUIREs that it loads).
 ModelSpec bundled_model(const std::string& name);
 GpuSpec bundled_gpu(const std::string& name);
+/// A bundled measured table, "<folder>/<file>" (REQUIREs that it loads).
+OpTable bundled_table(const std::string& folder, const std::string& file);
 /// One grid of a bundled measured table, "<folder>/<file>" by key (REQUIREs that it loads and is there).
 OpGrid bundled_grid(const std::string& folder, const std::string& file, const std::vector<std::string>& key);
 /// A small valid scenario (Llama-3.1-8B, one H100, fixed lengths) to edit in tests.

@@ -279,10 +279,7 @@ TEST_CASE("a prefill chunk attending to earlier context costs more than the same
 
 TEST_CASE("on the measured H100 table a uniform batch on the grid returns the measurement",
           "[fidelity][attention]") {
-  auto text = test::catalog().load_text("H100-SXM/vllm", "generation_attention.json");
-  REQUIRE(text);
-  OpTable t;
-  REQUIRE(parse_op_table(*text, t).empty());
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "generation_attention.json");
   const OpGrid* grid = t.find({"bfloat16", "128", "32", "8"});
   REQUIRE(grid != nullptr);
   AttentionPredictor p;
@@ -770,10 +767,7 @@ TEST_CASE("FlashAttention-2 splits a decode's keys only when it swaps grouped he
 
 TEST_CASE("A100's unswapped decode grids share where HBM saturates, and it places their batch steps",
           "[fidelity][attention]") {
-  auto text = test::catalog().load_text("A100-80G/vllm", "generation_attention.json");
-  REQUIRE(text);
-  OpTable t;
-  REQUIRE(parse_op_table(*text, t).empty());
+  const OpTable t = test::bundled_table("A100-80G/vllm", "generation_attention.json");
   auto same = [](const OpGrid& g) { return g; };
   auto every_third = [](std::size_t n) {  // interior lines 1, 4, 7, ..., as servesim_opcheck holds them out
     std::vector<bool> h(n, false);
