@@ -174,16 +174,17 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
   int chose[4] = {0, 0, 0, 0};
   // The table's FlashAttention-2 decode grids that run unswapped share one HBM saturation constant
   // (fit_fa2_hbm_ctas), fitted as the simulator fits it, on the lines each experiment keeps of every grid.
+  // A prefill table's one-token prompts are priced from the whole generation table, its constant from all of it.
+  auto as_cold = [&l2](const OpGrid& k) { return read_cold(k, l2, grid_kv_bytes_per_key(k)); };
   double hbm[2] = {0, 0};  // by the axis held out
   if (decode)
     for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
       OpTable kept = t;
       for (OpGrid& k : kept.grids)
         if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
-      hbm[axis] = fit_fa2_hbm_ctas(kept, sms, [&l2](const OpGrid& k) {
-        return read_cold(k, l2, grid_kv_bytes_per_key(k));
-      });
+      hbm[axis] = fit_fa2_hbm_ctas(kept, sms, as_cold);
     }
+  const double generation_hbm = !decode && generation ? fit_fa2_hbm_ctas(*generation, sms, as_cold) : 0;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
     AttentionGeometry geo = table_grid_geometry(g, sms, decode);
@@ -199,10 +200,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
       if (const OpGrid* d = generation->find(g.key); d && d->axes.size() == 2) {
         AttentionGeometry dg = geo;
         set_split_rule(dg, d->kernel);
-        if (fa2_unswapped_decode(dg))
-          dg.hbm_ctas = fit_fa2_hbm_ctas(*generation, sms, [&l2](const OpGrid& k) {
-            return read_cold(k, l2, grid_kv_bytes_per_key(k));
-          });
+        if (fa2_unswapped_decode(dg)) dg.hbm_ctas = generation_hbm;
         one_token_bytes = grid_kv_bytes_per_key(*d);
         one_token_decode.build_owned(read_cold(*d, l2, one_token_bytes), true, dg, true);
       }
@@ -358,7 +356,7 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
       // vLLM's decode-path kernel and its prefill kernel each from their own cells (MlaDecodePath).
       const bool two = !decode && m.decode_path.ok();
       OpGrid short_part, long_part;
-      if (two) split_mla_context_grid(r, m.decode_path.max_query, short_part, long_part);
+      if (two) split_mla_context_grid(m, r, short_part, long_part);
       AttentionPredictor p, ps;
       if (!p.build(two ? long_part : r, decode, geo) || (two && !ps.build(short_part, decode, geo))) continue;
       for (std::size_t i = 0; i < B.size(); ++i)

@@ -55,7 +55,7 @@ struct AttentionGeometry {
   SplitKv split_kv = SplitKv::kBatch;
   int cta_slots_per_sm = 2;
   /// FlashAttention-2 decodes it runs unswapped (fa2_unswapped_decode): how many one-row CTAs, each streaming its
-  /// request's K and V, saturate HBM (0: the SMs). Fitted per grid (AttentionPredictor).
+  /// request's K and V, saturate HBM (0: the SMs). One per decode table (fit_fa2_hbm_ctas).
   double hbm_ctas = 0;
   /// FlashAttention-2's varlen forward packs a KV head's query heads into one tile and splits the keys only when
   /// every query of the call is a decode (max_seqlen_q == 1, "only apply split-k for decoding"). Decodes that share
@@ -220,10 +220,11 @@ bool fa2_unswapped_decode(const AttentionGeometry& g);
 AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int window = 0);
 
 /// AttentionGeometry::hbm_ctas shared by a decode table's FlashAttention-2 grids that run unswapped: the share of the
-/// SMs (kFa2HbmCtaShares) at which the work models fitted on those grids fit them best together (summed squared log
-/// error); 0 when the table has none. One constant per table rather than per grid: a grid's own batch lines, powers
-/// of two, rarely pin where HBM saturates, the table's grids together do (their CTAs per request differ). `prepare`
-/// gives the grid the predictors are built on (read_cold where the tables are read cold).
+/// SMs (from kFa2HbmCtaShareFirst, kFa2HbmCtaShareSteps steps) at which the work models fitted on those grids fit
+/// them best together (summed squared log error); 0 when the table has none. One constant per table rather than per
+/// grid: a grid's own batch lines, powers of two, rarely pin where HBM saturates, the table's grids together do
+/// (their CTAs per request differ). `prepare` gives the grid the predictors are built on (read_cold where the tables
+/// are read cold).
 double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::function<OpGrid(const OpGrid&)>& prepare);
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots

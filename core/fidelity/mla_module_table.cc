@@ -147,13 +147,14 @@ bool select_mla_module_grid(const OpTable& table, const std::string& kv_dtype, c
   return true;
 }
 
-void split_mla_context_grid(const OpGrid& joined, double max_query, OpGrid& short_part, OpGrid& long_part) {
+void split_mla_context_grid(const MlaModuleGrid& m, const OpGrid& joined, OpGrid& short_part, OpGrid& long_part) {
   const auto& B = joined.axes[0];
   const auto& S = joined.axes[1];
+  const double max_query = m.decode_path.max_query;
   auto cut = [&](bool shorter, OpGrid& out) {
     out = OpGrid();
     out.key = joined.key;
-    out.kernel = joined.kernel;
+    out.kernel = shorter ? m.short_kernel : m.long_kernel;
     std::vector<std::size_t> rows, cols;
     for (std::size_t s = 0; s < S.size(); ++s)
       if ((S[s] <= max_query) == shorter) cols.push_back(s);
@@ -185,8 +186,8 @@ std::vector<char> mla_decode_path_prompts(const MlaDecodePath& path, const std::
                                           bool with_decodes) {
   std::vector<char> on(prompts.size(), 0);
   if (!path.ok()) return on;
-  std::int32_t run = with_decodes ? 1 : 0;  // the uniform run's query length: the decodes' one token, else the first
-  bool open = true;                         // no other short length met yet (without decodes)
+  std::int32_t run = 0;  // without decodes, the uniform run's query length: the first short prompt's
+  bool open = true;      // no other short length met yet
   for (std::size_t i = 0; i < prompts.size(); ++i) {
     const std::int32_t q = prompts[i].q;
     if (q > path.max_query) continue;  // moved behind the short requests

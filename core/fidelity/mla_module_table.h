@@ -73,9 +73,10 @@ struct MlaModuleGrid {
 bool select_mla_module_grid(const OpTable& table, const std::string& kv_dtype, const std::string& gemm_type,
                             int heads, MlaModuleGrid& out);
 
-/// The columns of a joined context grid with isl <= max_query (`short_part`, the decode-path kernel) and above it
-/// (`long_part`, the prefill kernel); batch rows and lengths left without a measurement are dropped.
-void split_mla_context_grid(const OpGrid& joined, double max_query, OpGrid& short_part, OpGrid& long_part);
+/// The columns of `cells` (m's joined context grid, or lines of it) with isl <= m.decode_path.max_query
+/// (`short_part`, named m.short_kernel) and above it (`long_part`, m.long_kernel); batch rows and lengths left
+/// without a measurement are dropped.
+void split_mla_context_grid(const MlaModuleGrid& m, const OpGrid& cells, OpGrid& short_part, OpGrid& long_part);
 
 /// Which of one step's prompt chunks vLLM runs on the decode path (1) rather than the prefill path (0). vLLM moves
 /// requests of at most max_query new tokens to the front of the batch, decodes first, and splits it

@@ -302,9 +302,7 @@ void TableCostModel::build_mla_attention() {
     if (mla_prefill_.decode_path.ok()) {
       // vLLM's decode-path kernel (prompts of at most its threshold) and its prefill kernel, each from its own cells.
       OpGrid shorter, longer;
-      split_mla_context_grid(mla_prefill_.grid, mla_prefill_.decode_path.max_query, shorter, longer);
-      shorter.kernel = mla_prefill_.short_kernel;
-      longer.kernel = mla_prefill_.long_kernel;
+      split_mla_context_grid(mla_prefill_, mla_prefill_.grid, shorter, longer);
       build(mla_prefill_, longer, false, prefill_);
       build(mla_prefill_, shorter, false, prefill_short_);
       if (prefill_short_.ok()) mla_path_ = mla_prefill_.decode_path;

@@ -280,7 +280,9 @@ TEST_CASE("vLLM's MLA context grids split where its backends send prompts to the
   CHECK(bf16.decode_path.max_query == 512);
   CHECK(bf16.short_kernel == "FLASH_ATTN_MLA");
   OpGrid shorter, longer;
-  split_mla_context_grid(fp8.grid, 128, shorter, longer);
+  split_mla_context_grid(fp8, fp8.grid, shorter, longer);
+  CHECK(shorter.kernel == "FLASHMLA");
+  CHECK(longer.kernel == "FLASH_ATTN");
   REQUIRE_FALSE(shorter.axes[1].empty());
   REQUIRE_FALSE(longer.axes[1].empty());
   CHECK(shorter.axes[1].back() == 128);
