@@ -259,12 +259,18 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
   g.ungrouped_beside_prefill = false;
   g.cta_slots_per_sm = 1;
   g.prepare_step = false;
+  g.fa3_num_splits = 0;
+  g.fa3_num_splits_max_tokens = 0;
   g.pack_gqa_prefill = false;
   g.swapped_gqa_copies = kernel == "vllm_flash_attn";
   if (mla || kernel.find("fa3") != std::string::npos) {
     g.split_kv = SplitKv::kPerRequest;
     g.prepare_step = !mla;
     g.pack_gqa_prefill = !mla;
+    if (!mla) {
+      g.fa3_num_splits = kVllmFa3GraphSplits;
+      g.fa3_num_splits_max_tokens = kVllmDefaultMaxCapture;
+    }
   } else if (kernel.find("flash_attn") != std::string::npos || kernel.find("flash_attention") != std::string::npos) {
     g.split_kv = SplitKv::kBatch;
     g.cta_slots_per_sm = 2;
@@ -304,11 +310,14 @@ void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std
 
 namespace {
 
-// FlashAttention-3 caps a varlen request's splits by its heuristic for one request of the longest length
-// (get_num_splits with batch 1 over the KV heads; no split at <= 4 key tiles) and splits nothing beyond 992
-// requests (prepare_varlen_num_blocks runs one 1024-thread block).
+// FlashAttention-3 caps a varlen request's splits by the static count: the caller's (vLLM under full CUDA graphs,
+// AttentionGeometry::fa3_num_splits) or its heuristic for one request of the longest length (get_num_splits with
+// batch 1 over the KV heads; no split at <= 4 key tiles); it splits nothing beyond 992 requests
+// (prepare_varlen_num_blocks runs one 1024-thread block).
 int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
-  if (requests > kFa3PrepareMaxRequests || nb_max <= 4) return 1;
+  if (requests > kFa3PrepareMaxRequests) return 1;
+  if (g.fa3_num_splits > 0 && requests <= g.fa3_num_splits_max_tokens) return g.fa3_num_splits;
+  if (nb_max <= 4) return 1;
   return cache ? cache->splits(g.kv_heads, nb_max, g.sms) : flash_num_splits(g.kv_heads, nb_max, g.sms);
 }
 

@@ -46,8 +46,9 @@ struct AttentionGeometry {
   ///    per SM); CTAs launched in grid order.
   ///  kPerRequest (FlashAttention-3 varlen, vLLM on Hopper): prepare_varlen_num_blocks gives every request its own
   ///    split count, ceil(its key tiles / tiles per split) with tiles per split = ceil(1.1 x the batch's key tiles
-  ///    x KV heads / SMs), capped by the heuristic for one request alone (get_num_splits "pretending that batch
-  ///    = 1": no split at <= 4 key tiles) and none over 992 requests; a persistent scheduler.
+  ///    x KV heads / SMs), capped by the static count: the caller's (fa3_num_splits) or the heuristic for one
+  ///    request alone (get_num_splits "pretending that batch = 1": no split at <= 4 key tiles); none over 992
+  ///    requests; a persistent scheduler.
   ///  kXqa (TensorRT-LLM's XQA decode): one multi-block count for the batch, from the longest history: a block per
   ///    128 tokens, at most round(sqrt(8 x that)), cut to at most 8 waves of CTAs over the SMs.
   ///  kNone: one CTA per (request, KV head) over its whole KV.
@@ -71,6 +72,15 @@ struct AttentionGeometry {
   /// 41.5 us at 1024 requests where 512 and 2048 take 33.1 and 73.7 (8 query heads over 1 KV head, 2 keys). The
   /// decode model's last feature; its fitted coefficient is the step.
   bool prepare_step = false;
+  /// FlashAttention-3's static split count when its caller passes one (num_splits > 0 replaces get_num_splits'
+  /// heuristic for one request, which also splits nothing at <= 4 key tiles; each request's split count stays
+  /// ceil(its key tiles / tiles per split) up to it). vLLM passes VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH
+  /// (kVllmFa3GraphSplits) for a call of at most its largest CUDA-graph capture size in full-graph mode, else 0.
+  /// vLLM's H100 tables (8 query heads over 1 KV head of 256, 131072 keys): 1 / 2 / 4 requests take 100.2 / 108.7 /
+  /// 192.7 us, 32 / 64 / 120 CTAs under a cap of 32, where the heuristic's 109 splits for one request would make it
+  /// the fastest per key (docs/validation.md).
+  int fa3_num_splits = 0;
+  std::int64_t fa3_num_splits_max_tokens = 0;  ///< the largest call (query tokens) that passes fa3_num_splits
   /// FlashAttention-3's prefill packs a KV head's query heads into the tile's rows (PackGQA: always with a paged KV
   /// cache whose pages are not whole key tiles, as vLLM's 16-token blocks): one CTA per 128 (token, head) rows of a
   /// KV head, so a prompt of s tokens with group g takes ceil(s g / 128) tiles per KV head, not ceil(s / 128) per
@@ -87,7 +97,9 @@ struct AttentionGeometry {
 
 /// The decode kernel's split rule from a table's kernel name (OpGrid::kernel):
 ///  - FlashAttention-3 ("vllm_flash_attn_fa3") and MLA decode kernels (`mla`: FlashMLA's scheduler and vLLM's
-///    FlashAttention-3 MLA also split each request by its own length): kPerRequest over the SMs;
+///    FlashAttention-3 MLA also split each request by its own length): kPerRequest over the SMs; FlashAttention-3
+///    (not MLA) with vLLM's static split count for its default largest capture (fa3_num_splits; on the MLA tables
+///    the same count for FLASH_ATTN_MLA predicted held-out lines worse, docs/validation.md);
 ///  - FlashAttention-2 ("vllm_flash_attn", "aten._flash_attention_forward"): kBatch over two CTAs per SM;
 ///  - TensorRT-LLM's PyTorch flow ("torch_flow"), whose generation attention runs XQA: kXqa;
 ///  - other kernels: kBatch over the SMs.
@@ -124,6 +136,10 @@ constexpr double kKeyTileLoadShare = 0.6;
 /// FlashAttention-3 varlen computes per-request splits (and runs its scheduler-metadata step) only up to this many
 /// requests: prepare_varlen_num_blocks runs one 1024-thread block.
 constexpr std::int64_t kFa3PrepareMaxRequests = 992;
+/// vLLM's VLLM_FLASH_ATTN_MAX_NUM_SPLITS_FOR_CUDA_GRAPH default (AttentionGeometry::fa3_num_splits) and its default
+/// largest CUDA-graph capture size (max_cudagraph_capture_size), the configuration AIConfigurator's tables ran.
+constexpr int kVllmFa3GraphSplits = 32;
+constexpr std::int64_t kVllmDefaultMaxCapture = 512;
 /// Candidate shares of the SMs for AttentionGeometry::hbm_ctas (0.3 to 1.5 in steps of 0.05; fit_fa2_hbm_ctas).
 constexpr int kFa2HbmCtaShareSteps = 25;
 constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;

@@ -240,6 +240,8 @@ TEST_CASE("FlashAttention-3 decode splits each request by its own length", "[fid
   set_split_rule(g, "vllm_flash_attn_fa3");
   CHECK(g.split_kv == AttentionGeometry::SplitKv::kPerRequest);
   CHECK(g.cta_slots_per_sm == 1);
+  CHECK(g.fa3_num_splits == kVllmFa3GraphSplits);
+  g.fa3_num_splits = 0;  // the kernel's own heuristic caps the splits (an eager vLLM call)
   // One request of 320 tiles among 15 of one tile: tiles per split ceil(335 x 1.1 x 8 / 132) = 23, so the long one
   // takes ceil(320 / 23) = 14 splits (under the one-request cap, flash_num_splits(8, 320, 132) = 15) and the short
   // ones none: (14 + 15) x 8 CTAs, the longest holding ceil(320 / 14) = 23 tiles.
@@ -259,6 +261,54 @@ TEST_CASE("FlashAttention-3 decode splits each request by its own length", "[fid
   uniform_decode_features(g, 993, 40960, fc);
   CHECK(fc[3] == Approx(993.0 * 8 / 132));
   CHECK(fc[4] == 0);
+}
+
+TEST_CASE("vLLM passes FlashAttention-3 a static split count under full CUDA graphs", "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 1);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  REQUIRE(g.fa3_num_splits == 32);
+  REQUIRE(g.fa3_num_splits_max_tokens == 512);
+  double f[kMaxWorkFeatures] = {};
+  // One request of 131072 keys (1024 tiles): tiles per split ceil(1024 x 1.1 / 132) = 9 would give 114 splits; the
+  // static count holds it to 32 (the heuristic for one request allows 109).
+  uniform_decode_features(g, 1, 131072, f);
+  CHECK(f[3] == Approx(32.0 / 132));
+  CHECK(f[2] == Approx(32));  // the longest CTA: 1024 / 32 tiles
+  // Short requests split too: the heuristic's "no split at <= 4 key tiles" is not consulted.
+  uniform_decode_features(g, 8, 512, f);
+  CHECK(f[3] == Approx(8.0 * 4 / 132));
+  // Above the largest capture vLLM passes nothing and the heuristic caps again.
+  g.fa3_num_splits_max_tokens = 4;
+  uniform_decode_features(g, 8, 512, f);
+  CHECK(f[3] == Approx(8.0 / 132));
+  g.fa3_num_splits_max_tokens = 0;  // an eager role
+  uniform_decode_features(g, 1, 131072, f);
+  CHECK(f[3] == Approx(flash_num_splits(1, 1024, 132) / 132.0));
+  // vLLM's H100 table, 8 query heads over 1 KV head of 256: 1, 2 and 4 requests of 16384-131072 keys. Every cell's
+  // work model fitted on the whole grid predicts these long lines closer with the static count than with the
+  // heuristic's, which splits one request across nearly every SM (100.2 / 108.7 / 192.7 us at 131072 keys).
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "generation_attention.json");
+  const OpGrid* grid = t.find({"bfloat16", "256", "8", "1"});
+  REQUIRE(grid);
+  double err[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    AttentionGeometry gg = table_grid_geometry(*grid, 132, true);
+    if (k == 1) gg.fa3_num_splits = 0;
+    AttentionPredictor p;
+    REQUIRE(p.build(*grid, true, gg));
+    const auto& B = grid->axes[0];
+    const auto& S = grid->axes[1];
+    for (std::size_t i = 0; i < B.size() && B[i] <= 4; ++i)
+      for (std::size_t j = 0; j < S.size(); ++j) {
+        const double v = grid->values[i * S.size() + j];
+        if (S[j] < 16384 || std::isnan(v)) continue;
+        double fm[kMaxWorkFeatures] = {};
+        uniform_decode_features(gg, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), fm);
+        err[k] += std::fabs(std::log(p.model().eval(fm) / v));
+      }
+  }
+  INFO("sum |log error| of the work model, static count " << err[0] << ", heuristic " << err[1]);
+  CHECK(err[0] < 0.7 * err[1]);
 }
 
 TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
