@@ -35,6 +35,7 @@
 #include "core/fidelity/mla_module_table.h"
 #include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
+#include "core/fidelity/roofline_cost_model.h"
 #include "core/sim/rng.h"
 
 using namespace servesim;
@@ -168,7 +169,8 @@ struct TokenProxy {
 /// `generation`: the decode table beside a prefill table. On a FlashAttention-2 prefill grid its one-token prompts
 /// are priced as the simulator prices them (TableCostModel::one_token_prompts_decode): decodes of one key, from
 /// the whole generation grid of the same heads (the prefill grid's lines held out do not hold it).
-OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2, const OpTable* generation = nullptr) {
+OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, const L2Warmth& l2,
+                      const OpTable* generation = nullptr) {
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
   int chose[4] = {0, 0, 0, 0};
@@ -184,6 +186,8 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
         if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
       hbm[axis] = fit_fa2_hbm_ctas(kept, sms, as_cold);
     }
+  // FlashAttention-3's split-kernel output traffic at the datasheet's HBM bandwidth (no fitted constant).
+  const double split_out = fa3_split_out_us_per_element(hbm_tb_s, RooflineConstants().memory_efficiency);
   const double generation_hbm = !decode && generation ? fit_fa2_hbm_ctas(*generation, sms, as_cold) : 0;
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 2 || g.key.size() != 4) continue;
@@ -214,6 +218,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, const L2Warmth& l2
       return p.prefill_us(std::vector<PrefillChunk>(static_cast<std::size_t>(b),
                                                     PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
     };
+    geo.split_out_us_per_element = split_out;
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
     if (fa2_unswapped_decode(geo)) geo.hbm_ctas = hbm[1];
     {
@@ -646,8 +651,8 @@ int main(int argc, char** argv) {
     OpTable gen;
     const bool have_gen = load_op_table_file(dir + "generation_attention.json", gen);
     if (load_op_table_file(dir + "context_attention.json", t))
-      fam["attention_prefill"] = check_attention(t, false, facts.sms, l2, have_gen ? &gen : nullptr);
-    if (have_gen) fam["attention_decode"] = check_attention(gen, true, facts.sms, l2);
+      fam["attention_prefill"] = check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen : nullptr);
+    if (have_gen) fam["attention_decode"] = check_attention(gen, true, facts.sms, facts.hbm_tb_s, l2);
   }
   {
     OpTable gemm;

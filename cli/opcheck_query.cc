@@ -43,6 +43,7 @@
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/op_table.h"
+#include "core/fidelity/roofline_cost_model.h"
 
 using namespace servesim;
 
@@ -53,7 +54,9 @@ bool positive(double v) { return std::isfinite(v) && v > 0; }
 /// Attention queries: the predictor for one exact grid key, built once per (phase, key).
 class AttentionQueries {
  public:
-  AttentionQueries(const std::string& dir, int sms) : dir_(dir), sms_(sms) {}
+  AttentionQueries(const std::string& dir, const GpuFacts& gpu)
+      : dir_(dir), sms_(gpu.sms),
+        split_out_(fa3_split_out_us_per_element(gpu.hbm_tb_s, RooflineConstants().memory_efficiency)) {}
 
   enum class Kind { kPrefill, kDecode, kStep };
 
@@ -140,6 +143,7 @@ class AttentionQueries {
         AttentionGeometry kg = table_grid_geometry(*g, sms_, decode);
         if (decode && fa2_unswapped_decode(kg))
           kg.hbm_ctas = fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; });
+        if (decode) kg.split_out_us_per_element = split_out_;
         ok = p.build(*g, decode, kg, /*choose=*/true);
       }
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;
@@ -149,6 +153,7 @@ class AttentionQueries {
 
   std::string dir_;
   int sms_;
+  double split_out_;  ///< FlashAttention-3's split-kernel output traffic, as the simulator prices it
   OpTable tables_[2];
   bool loaded_[2] = {false, false}, have_[2] = {false, false};
   std::map<std::string, AttentionPredictor> built_;
@@ -168,7 +173,7 @@ int query_main(int argc, char** argv) {
   CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
   collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
-  AttentionQueries attention(root + "/" + gpu + "/" + backend + "/", load_gpu_facts(root, gpu).sms);
+  AttentionQueries attention(root + "/" + gpu + "/" + backend + "/", load_gpu_facts(root, gpu));
   std::string line;
   long line_no = 0;
   while (std::getline(std::cin, line)) {

@@ -81,6 +81,11 @@ struct AttentionGeometry {
   /// the fastest per key (docs/validation.md).
   int fa3_num_splits = 0;
   std::int64_t fa3_num_splits_max_tokens = 0;  ///< the largest call (query tokens) that passes fa3_num_splits
+  /// FlashAttention-3 decodes whose static split count exceeds 1 run its split kernel: every request's output rows,
+  /// split or not, go out as fp32 partials and come back through the combine kernel, which writes the result. The
+  /// cost per (request x query head x head_dim) element; 0: not priced (fa3_split_output_us). From the GPU's HBM
+  /// bandwidth (fa3_split_out_us_per_element).
+  double split_out_us_per_element = 0;
   /// FlashAttention-3's prefill packs a KV head's query heads into the tile's rows (PackGQA: always with a paged KV
   /// cache whose pages are not whole key tiles, as vLLM's 16-token blocks): one CTA per 128 (token, head) rows of a
   /// KV head, so a prompt of s tokens with group g takes ceil(s g / 128) tiles per KV head, not ceil(s / 128) per
@@ -140,6 +145,11 @@ constexpr std::int64_t kFa3PrepareMaxRequests = 992;
 /// largest CUDA-graph capture size (max_cudagraph_capture_size), the configuration AIConfigurator's tables ran.
 constexpr int kVllmFa3GraphSplits = 32;
 constexpr std::int64_t kVllmDefaultMaxCapture = 512;
+/// FlashAttention-3's split kernel writes each output element as an fp32 partial and its combine kernel reads it
+/// back: 8 bytes more per element than the unsplit kernel's direct write (fa3_split_output_us). kSplitOutputFloor:
+/// the least share of a measured cell left when that traffic is taken out of it.
+constexpr double kFa3SplitOutBytes = 8;
+constexpr double kSplitOutputFloor = 0.3;
 /// Candidate shares of the SMs for AttentionGeometry::hbm_ctas (0.3 to 1.5 in steps of 0.05; fit_fa2_hbm_ctas).
 constexpr int kFa2HbmCtaShareSteps = 25;
 constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
@@ -243,6 +253,18 @@ AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int
 /// are read cold).
 double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::function<OpGrid(const OpGrid&)>& prepare);
 
+/// FlashAttention-3's split-kernel output traffic for a decode call of `requests` requests, the longest of
+/// `max_ctx` keys (AttentionGeometry::split_out_us_per_element): 0 unless the call's static split count exceeds 1.
+/// vLLM's H100 tables: at 512 requests (static count 32) a 2-key decode grows with the query heads, 31.1 / 33.1 /
+/// 38.5 / 46.8 us at 1 / 8 / 32 / 64 heads over 1 KV head of 128, where 1024 requests (no split kernel) take
+/// 41.4 / 41.5 / 41.9 / 45.9.
+double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx);
+/// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
+/// roofline's achieved share, RooflineConstants::memory_efficiency).
+inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_efficiency) {
+  return hbm_tb_s > 0 && memory_efficiency > 0 ? kFa3SplitOutBytes / (memory_efficiency * hbm_tb_s * 1e6) : 0;
+}
+
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
 /// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs).
 int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits = 128);
@@ -338,6 +360,7 @@ class AttentionPredictor {
   /// the step back at the query, so it is not spread over the two lines.
   OpGrid raw_less_step_;
   double prepare_step_us_ = 0;
+  double split_out_ = 0;  ///< geo_.split_out_us_per_element when the grid was fitted less that traffic
   double first_length_ = 1;  ///< the grid's shortest length (decode_us reads a shorter context at it)
   AttentionGeometry geo_;
   WorkModel model_;

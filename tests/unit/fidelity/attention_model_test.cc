@@ -311,6 +311,45 @@ TEST_CASE("vLLM passes FlashAttention-3 a static split count under full CUDA gra
   CHECK(err[0] < 0.7 * err[1]);
 }
 
+TEST_CASE("FlashAttention-3's split kernel sends every output row through fp32 partials and the combine",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(64, 1);
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  g.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
+  // 8 bytes per element at 0.8 x 3.35 TB/s, for every request of a call whose static split count exceeds 1.
+  const double per_request_64 = 8.0 * 64 * 128 / (0.8 * 3.35e6);
+  CHECK(fa3_split_output_us(g, 512, 2) == Approx(512 * per_request_64));
+  CHECK(fa3_split_output_us(g, 993, 2) == 0);  // no split over 992 requests
+  g.fa3_num_splits_max_tokens = 0;             // an eager call: the heuristic, no split at <= 4 key tiles
+  CHECK(fa3_split_output_us(g, 512, 2) == 0);
+  CHECK(fa3_split_output_us(g, 1, 131072) > 0);
+  AttentionGeometry fa2 = geo(64, 1);
+  set_split_rule(fa2, "vllm_flash_attn");
+  fa2.split_out_us_per_element = g.split_out_us_per_element;
+  CHECK(fa3_split_output_us(fa2, 512, 2) == 0);
+  // vLLM's H100 table, 2 keys over 1 KV head of 128: from 1 to 64 query heads 512 requests (static count 32) grow
+  // by 15.7 us, 1024 requests (no split kernel) by 4.5; the traffic accounts for 12.3 us of the first.
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "generation_attention.json");
+  auto at = [&t](const char* heads, double b) {
+    const OpGrid* grid = t.find({"bfloat16", "128", heads, "1"});
+    REQUIRE(grid);
+    const auto& B = grid->axes[0];
+    const std::size_t i = static_cast<std::size_t>(std::find(B.begin(), B.end(), b) - B.begin());
+    REQUIRE(i < B.size());
+    REQUIRE(grid->axes[1][0] == 2);
+    return grid->values[i * grid->axes[1].size()];
+  };
+  const double grow_512 = at("64", 512) - at("1", 512), grow_1024 = at("64", 1024) - at("1", 1024);
+  CHECK(grow_1024 < 0.5 * grow_512);
+  AttentionGeometry one = geo(1, 1);
+  set_split_rule(one, "vllm_flash_attn_fa3");
+  one.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
+  g.fa3_num_splits_max_tokens = kVllmDefaultMaxCapture;
+  const double traffic = fa3_split_output_us(g, 512, 2) - fa3_split_output_us(one, 512, 2);
+  CHECK(traffic > 0.6 * grow_512);
+  CHECK(traffic < 1.0 * grow_512);
+}
+
 TEST_CASE("a prefill chunk attending to earlier context costs more than the same chunk alone",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
