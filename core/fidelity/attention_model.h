@@ -80,7 +80,9 @@ struct AttentionGeometry {
   /// 192.7 us, 32 / 64 / 120 CTAs under a cap of 32, where the heuristic's 109 splits for one request would make it
   /// the fastest per key (docs/validation.md).
   int fa3_num_splits = 0;
-  std::int64_t fa3_num_splits_max_tokens = 0;  ///< the largest call (query tokens) that passes fa3_num_splits
+  /// The largest call (query tokens) that passes fa3_num_splits; a decode call's requests are compared with it (the
+  /// prompt tokens of a mixed step, which vLLM counts too, are not).
+  std::int64_t fa3_num_splits_max_tokens = 0;
   /// FlashAttention-3 decodes whose static split count exceeds 1 run its split kernel: every request's output rows,
   /// split or not, go out as fp32 partials and come back through the combine kernel, which writes the result. The
   /// cost per (request x query head x head_dim) element; 0: not priced (fa3_split_output_us). From the GPU's HBM
