@@ -465,11 +465,14 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
 }
 
-double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx) {
-  if (!(g.split_out_us_per_element > 0) || g.split_kv != AttentionGeometry::SplitKv::kPerRequest || !g.prepare_step ||
-      requests < 1)
-    return 0;
-  if (fa3_static_splits(g, requests, decode_key_tiles(g, max_ctx), nullptr) <= 1) return 0;
+bool fa3_split_output_priced(const AttentionGeometry& g) {
+  return g.split_out_us_per_element > 0 && g.split_kv == AttentionGeometry::SplitKv::kPerRequest && g.prepare_step;
+}
+
+double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx,
+                           SplitCache* cache) {
+  if (!fa3_split_output_priced(g) || requests < 1) return 0;
+  if (fa3_static_splits(g, requests, decode_key_tiles(g, max_ctx), cache) <= 1) return 0;
   return g.split_out_us_per_element * static_cast<double>(requests) * g.heads * g.head_dim;
 }
 
@@ -628,8 +631,8 @@ bool AttentionPredictor::build_owned(OpGrid grid, bool decode, const AttentionGe
 bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose) {
   owned_ = nullptr;
   one_query_ = nullptr;
-  split_out_ = 0;
-  if (decode && geo.split_out_us_per_element > 0 && grid.axes.size() == 2) {
+  less_split_output_ = false;
+  if (decode && fa3_split_output_priced(geo) && grid.axes.size() == 2) {
     // FlashAttention-3's split-kernel output traffic is priced apart (fa3_split_output_us): the work model and the
     // residual are fitted on the grid less it, and decode_us adds it back for the batch it prices.
     auto less = std::make_shared<OpGrid>(grid);
@@ -645,7 +648,7 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
         if (i * S.size() + j < less->log_values.size()) less->log_values[i * S.size() + j] = det_log(v);
       }
     owned_ = less;
-    split_out_ = geo.split_out_us_per_element;
+    less_split_output_ = true;
     return fit(*owned_, decode, geo, choose);
   }
   if (decode || !geo.ungrouped_beside_prefill || grid.axes.size() != 2 || grid.axes[1].size() < 3 ||
@@ -943,7 +946,7 @@ double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, 
   w.features(g, f, ungrouped ? nullptr : &splits_);
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const auto b = static_cast<std::int64_t>(contexts.size());
-  const double out = split_out_ > 0 ? fa3_split_output_us(geo_, b, w.max_ctx) : 0.0;
+  const double out = less_split_output_ ? fa3_split_output_us(geo_, b, w.max_ctx, &splits_) : 0.0;
   return lookup(b, w.ctx_sum / static_cast<double>(b), model_batch, extrapolated) + out;
 }
 

@@ -260,7 +260,12 @@ double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::functio
 /// vLLM's H100 tables: at 512 requests (static count 32) a 2-key decode grows with the query heads, 31.1 / 33.1 /
 /// 38.5 / 46.8 us at 1 / 8 / 32 / 64 heads over 1 KV head of 128, where 1024 requests (no split kernel) take
 /// 41.4 / 41.5 / 41.9 / 45.9.
-double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx);
+/// Whether `g` prices that traffic at all (an FA3 decode grid, not MLA, with a per-element cost); a predictor built
+/// on such a grid fits the grid less the traffic and adds it to the batches it prices. `cache`: as
+/// DecodeWork::features takes it.
+bool fa3_split_output_priced(const AttentionGeometry& g);
+double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx,
+                           SplitCache* cache = nullptr);
 /// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
 /// roofline's achieved share, RooflineConstants::memory_efficiency).
 inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_efficiency) {
@@ -362,7 +367,9 @@ class AttentionPredictor {
   /// the step back at the query, so it is not spread over the two lines.
   OpGrid raw_less_step_;
   double prepare_step_us_ = 0;
-  double split_out_ = 0;  ///< geo_.split_out_us_per_element when the grid was fitted less that traffic
+  /// build() fitted this predictor on its grid less FlashAttention-3's split-kernel output traffic, which decode_us
+  /// adds back; the cross-validation's part-grid fits (fit() alone) compare like with like and add nothing.
+  bool less_split_output_ = false;
   double first_length_ = 1;  ///< the grid's shortest length (decode_us reads a shorter context at it)
   AttentionGeometry geo_;
   WorkModel model_;
