@@ -69,8 +69,21 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
     const double qd = static_cast<double>(q);
     pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
   }
+  max_q = std::max(max_q, q);
+  add_tiles(g, q, p, local, tiles, longest, ctas);
+  if (g.one_wg_rows > 0 && g.one_wg_block_m > 0) {
+    AttentionGeometry one = g;
+    one.block_m = g.one_wg_block_m;
+    one.block_n = g.one_wg_block_n > 0 ? g.one_wg_block_n : g.block_n;
+    add_tiles(one, q, p, local, tiles_one_wg, longest_one_wg, ctas_one_wg);
+  }
+}
+
+void PrefillWork::add_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local, double& tiles,
+                            double& longest, double& ctas) {
+  const std::int64_t ctx = p + q;
   if (g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads) {
-    add_packed_tiles(g, q, p, local);
+    add_packed_tiles(g, q, p, local, tiles, longest, ctas);
     return;
   }
   const std::int64_t bm = g.block_m, bn = g.block_n;
@@ -112,7 +125,8 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   ctas += static_cast<double>(nt) * g.heads;
 }
 
-void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local) {
+void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local,
+                                   double& tiles, double& longest, double& ctas) {
   const std::int64_t bm = g.block_m, bn = g.block_n;
   const std::int64_t group = g.heads / g.kv_heads;
   const std::int64_t rows = q * group;  // (token, head) rows of one KV head, token-major
@@ -132,12 +146,20 @@ void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, s
   ctas += static_cast<double>(nt) * g.kv_heads;
 }
 
+bool PrefillWork::one_wg(const AttentionGeometry& g) const {
+  const std::int64_t group = g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads ? g.heads / g.kv_heads : 1;
+  return g.one_wg_rows > 0 && max_q * group <= g.one_wg_rows;
+}
+
 void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   const double s = g.sms;
+  const bool one = one_wg(g);
+  const bool small_tile = one && g.one_wg_block_m > 0;
   f[0] = 1.0;
-  f[1] = std::max(tiles / s, longest);
-  f[2] = ctas / s;
+  f[1] = small_tile ? std::max(tiles_one_wg / s, longest_one_wg) : std::max(tiles / s, longest);
+  f[2] = (small_tile ? ctas_one_wg : ctas) / s;
   f[3] = ctx_tokens * g.kv_heads / s;
+  f[4] = g.one_wg_rows > 0 && !one ? 1.0 : 0.0;
 }
 
 void DecodeWork::clear() {
@@ -286,6 +308,8 @@ void set_split_rule(AttentionGeometry& g, const std::string& kernel, bool mla) {
 void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std::string& kv_dtype, int head_dim) {
   g.block_m = 128;
   g.block_n = 128;
+  g.one_wg_rows = 0;
+  g.one_wg_block_m = g.one_wg_block_n = 0;
   if (head_dim <= 0) return;
   if (kernel == "vllm_flash_attn") {
     // FlashAttention-2 with a paged KV cache always runs its split-KV kernel: 64 query rows, keys by head size.
@@ -295,6 +319,14 @@ void set_prefill_tile(AttentionGeometry& g, const std::string& kernel, const std
   }
   if (kernel.find("fa3") == std::string::npos) return;
   const bool local = g.window > 0;
+  // vLLM's use_one_mma_wg: head_dim 64 or 128, no window; its 64-row tile exists for 16-bit elements only.
+  if (!local && (head_dim == 64 || head_dim == 128)) {
+    g.one_wg_rows = kFa3OneWarpgroupRows;
+    if (kv_dtype != "fp8") {
+      g.one_wg_block_m = 64;
+      g.one_wg_block_n = head_dim == 64 ? 192 : 128;
+    }
+  }
   if (kv_dtype == "fp8") {
     if (head_dim <= 64) g.block_m = 192, g.block_n = 160;
     else if (head_dim <= 96) g.block_m = 192;
@@ -526,6 +558,10 @@ void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::i
   all.ctx_tokens = one.ctx_tokens * bd;
   all.requests = b;
   all.pairs = one.pairs * bd;
+  all.max_q = one.max_q;
+  all.tiles_one_wg = one.tiles_one_wg * bd;
+  all.longest_one_wg = one.longest_one_wg;
+  all.ctas_one_wg = one.ctas_one_wg * bd;
   all.features(g, f);
 }
 

@@ -7,7 +7,8 @@
 ///  - prefill (varlen, causal): one CTA per (request, q tile of BM rows, head); a CTA visits
 ///    ceil((prior + rows so far) / BN) key tiles (the last, partial q tile's weighted by its rows:
 ///    kKeyTileLoadShare). Time ~ t0 + a * max(total tiles / SMs, longest CTA)
-///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads).
+///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads) + d where vLLM's FlashAttention-3 runs the
+///    call on two MMA warpgroups, not one (AttentionGeometry::one_wg_rows).
 ///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
 ///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
 ///    start + longest chunk) + b * CTAs / SMs + c * combine work. start: with more CTAs than the GPU holds at
@@ -94,6 +95,16 @@ struct AttentionGeometry {
   /// query head. vLLM's H100 tables (8 query heads over 1 KV head, 256 prompts): 23.9 / 37.9 / 71.2 / 134.9 us at
   /// 16 / 32 / 64 / 128 tokens, in proportion to the packed tiles, where one tile per query head would be flat.
   bool pack_gqa_prefill = false;
+  /// vLLM's FlashAttention-3 runs a prefill call on one MMA warpgroup when its longest chunk's (token, head) rows per
+  /// KV head, max_seqlen_q x group, are at most this many (its use_one_mma_wg, head_dim 64 or 128, no window), on two
+  /// above; 0: one kind only. The call-level step this makes is a prefill feature (f[4]). vLLM's H100 tables, 4
+  /// requests: the latency steps where those rows pass 64 at every group and both KV dtypes, 128 query heads over
+  /// 1 KV head (group 1) between 64 and 128 tokens, group 4 between 16 and 32 (bf16 11.9 -> 13.9 us, FP8 12.6 ->
+  /// 16.5), group 8 between 1 and 16; the head_dim 192 and 256 grids step at the key tile instead, whatever the group.
+  int one_wg_rows = 0;
+  /// The one-warpgroup tile (tile_size_fwd_sm90 with use_one_mma_wg; bf16 only): 64 x 192 at head_dim 64, 64 x 128
+  /// at 128; 0: the same tile as two warpgroups (FP8).
+  int one_wg_block_m = 0, one_wg_block_n = 0;
   /// vLLM's FlashAttention-2 varlen decode of grouped heads swaps the query length with the group
   /// (seqlenq_ngroups_swapped: q viewed as (requests x group) rows over the KV heads), and the transposes around it
   /// are views only when there is one request or one KV head: otherwise q and the output are copied, two more kernels.
@@ -147,6 +158,9 @@ constexpr std::int64_t kFa3PrepareMaxRequests = 992;
 /// largest CUDA-graph capture size (max_cudagraph_capture_size), the configuration AIConfigurator's tables ran.
 constexpr int kVllmFa3GraphSplits = 32;
 constexpr std::int64_t kVllmDefaultMaxCapture = 512;
+/// vLLM's FlashAttention-3 takes one MMA warpgroup up to this many (token, head) rows per KV head in the call's longest
+/// chunk (AttentionGeometry::one_wg_rows).
+constexpr int kFa3OneWarpgroupRows = 64;
 /// FlashAttention-3's split kernel writes each output element as an fp32 partial and its combine kernel reads it
 /// back: 8 bytes more per element than the unsplit kernel's direct write (fa3_split_output_us). kSplitOutputFloor:
 /// the least share of a measured cell left when that traffic is taken out of it.
@@ -156,7 +170,10 @@ constexpr double kSplitOutputFloor = 0.3;
 constexpr int kFa2HbmCtaShareSteps = 25;
 constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 
-constexpr int kPrefillFeatures = 4;
+/// Prefill: 1, the key tiles (over the SMs, or the longest CTA's), CTAs over the SMs, keys loaded per KV head over
+/// the SMs, and 1 when the call runs on two MMA warpgroups where one-warpgroup calls exist
+/// (AttentionGeometry::one_wg_rows).
+constexpr int kPrefillFeatures = 5;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
 /// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a
 /// longest request past one key block of its decode tile (with a window, the window's keys spanning two;
@@ -204,13 +221,23 @@ struct PrefillWork {
   double ctx_tokens = 0; ///< keys loaded (sum of ctx)
   std::int64_t requests = 0;
   double pairs = 0;      ///< (query, key) pairs: sum q*(ctx-q) + q(q+1)/2
+  std::int64_t max_q = 0;  ///< the longest chunk's new tokens (the call's max_seqlen_q)
+  /// tiles, longest and ctas in the one-warpgroup tile (AttentionGeometry::one_wg_block_m), which the call runs
+  /// instead when its max_q x group rows are few enough; features() picks.
+  double tiles_one_wg = 0, longest_one_wg = 0, ctas_one_wg = 0;
   void add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
   void features(const AttentionGeometry& g, double* f) const;
+  /// Whether the call runs on one MMA warpgroup (AttentionGeometry::one_wg_rows).
+  bool one_wg(const AttentionGeometry& g) const;
 
  private:
-  /// add()'s tiles under AttentionGeometry::pack_gqa_prefill: tiles of 128 (token, head) rows per KV head. `p`:
+  /// add()'s tiles in the tile of `g` (block_m x block_n) into these accumulators.
+  static void add_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local, double& tiles,
+                        double& longest, double& ctas);
+  /// add_tiles under AttentionGeometry::pack_gqa_prefill: tiles of block_m (token, head) rows per KV head. `p`:
   /// keys cached before the chunk; `local`: the window cuts this chunk's keys.
-  void add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local);
+  static void add_packed_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local,
+                               double& tiles, double& longest, double& ctas);
 };
 
 /// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).
