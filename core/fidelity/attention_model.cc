@@ -71,7 +71,7 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   }
   max_q = std::max(max_q, q);
   add_tiles(g, q, p, local, tiles, longest, ctas);
-  if (g.one_wg_rows > 0 && g.one_wg_block_m > 0) {
+  if (g.one_wg_rows > 0 && g.one_wg_block_m > 0 && one_wg(g)) {  // a longer chunk puts the call on two warpgroups
     AttentionGeometry one = g;
     one.block_m = g.one_wg_block_m;
     one.block_n = g.one_wg_block_n > 0 ? g.one_wg_block_n : g.block_n;

@@ -98,9 +98,9 @@ struct AttentionGeometry {
   /// vLLM's FlashAttention-3 runs a prefill call on one MMA warpgroup when its longest chunk's (token, head) rows per
   /// KV head, max_seqlen_q x group, are at most this many (its use_one_mma_wg, head_dim 64 or 128, no window), on two
   /// above; 0: one kind only. The call-level step this makes is a prefill feature (f[4]). vLLM's H100 tables, 4
-  /// requests: the latency steps where those rows pass 64 at every group and both KV dtypes, 128 query heads over
-  /// 1 KV head (group 1) between 64 and 128 tokens, group 4 between 16 and 32 (bf16 11.9 -> 13.9 us, FP8 12.6 ->
-  /// 16.5), group 8 between 1 and 16; the head_dim 192 and 256 grids step at the key tile instead, whatever the group.
+  /// requests: the latency steps where those rows pass 64 at every group and both KV dtypes, one query head per KV
+  /// head (head_dim 128) between 64 and 128 tokens, four between 16 and 32 (bf16 11.9 -> 13.9 us, FP8 12.6 -> 16.5),
+  /// eight between 1 and 16; the head_dim 192 and 256 grids step at the key tile instead, whatever the group.
   int one_wg_rows = 0;
   /// The one-warpgroup tile (tile_size_fwd_sm90 with use_one_mma_wg; bf16 only): 64 x 192 at head_dim 64, 64 x 128
   /// at 128; 0: the same tile as two warpgroups (FP8).
@@ -223,7 +223,7 @@ struct PrefillWork {
   double pairs = 0;      ///< (query, key) pairs: sum q*(ctx-q) + q(q+1)/2
   std::int64_t max_q = 0;  ///< the longest chunk's new tokens (the call's max_seqlen_q)
   /// tiles, longest and ctas in the one-warpgroup tile (AttentionGeometry::one_wg_block_m), which the call runs
-  /// instead when its max_q x group rows are few enough; features() picks.
+  /// instead when its max_q x group rows are few enough; features() picks. Counted while every chunk fits it.
   double tiles_one_wg = 0, longest_one_wg = 0, ctas_one_wg = 0;
   void add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx);
   void features(const AttentionGeometry& g, double* f) const;
