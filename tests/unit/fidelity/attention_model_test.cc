@@ -544,12 +544,15 @@ TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element
   struct Case {
     const char* dtype;
     int head_dim, window, bm, bn;
+    int one_wg_rows, one_wg_bm, one_wg_bn;  // AttentionGeometry::one_wg_rows and its tile (0: none / the same)
   };
-  // tile_size_fwd_sm90 with a paged KV cache whose pages are not whole key tiles.
-  const Case cases[] = {{"bfloat16", 64, 0, 192, 128}, {"bfloat16", 64, 128, 192, 160}, {"bfloat16", 128, 0, 128, 128},
-                        {"bfloat16", 192, 0, 128, 96},  {"bfloat16", 256, 0, 128, 80},   {"fp8", 64, 0, 192, 160},
-                        {"fp8", 128, 0, 128, 160},      {"fp8", 192, 0, 128, 160},       {"fp8", 256, 0, 128, 128},
-                        {"fp8", 256, 128, 128, 64}};
+  // tile_size_fwd_sm90 with a paged KV cache whose pages are not whole key tiles; one MMA warpgroup (use_one_mma_wg)
+  // at head_dim 64 and 128 without a window, in a 64-row tile for 16-bit elements only.
+  const Case cases[] = {{"bfloat16", 64, 0, 192, 128, 64, 64, 192}, {"bfloat16", 64, 128, 192, 160, 0, 0, 0},
+                        {"bfloat16", 128, 0, 128, 128, 64, 64, 128}, {"bfloat16", 192, 0, 128, 96, 0, 0, 0},
+                        {"bfloat16", 256, 0, 128, 80, 0, 0, 0},      {"fp8", 64, 0, 192, 160, 64, 0, 0},
+                        {"fp8", 128, 0, 128, 160, 64, 0, 0},         {"fp8", 192, 0, 128, 160, 0, 0, 0},
+                        {"fp8", 256, 0, 128, 128, 0, 0, 0},          {"fp8", 256, 128, 128, 64, 0, 0, 0}};
   for (const Case& c : cases) {
     AttentionGeometry g = geo(8, 1);
     g.window = c.window;
@@ -558,6 +561,9 @@ TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element
     INFO(c.dtype << " head_dim " << c.head_dim << " window " << c.window);
     CHECK(g.block_m == c.bm);
     CHECK(g.block_n == c.bn);
+    CHECK(g.one_wg_rows == c.one_wg_rows);
+    CHECK(g.one_wg_block_m == c.one_wg_bm);
+    CHECK(g.one_wg_block_n == c.one_wg_bn);
   }
   // vLLM's FlashAttention-2 runs its split-KV kernel (a block table): 64 rows, keys by head size.
   for (const auto& [hd, bn] : {std::pair<int, int>{64, 256}, {128, 128}, {256, 64}}) {
@@ -591,25 +597,7 @@ TEST_CASE("vLLM's FlashAttention prefill runs the tile its head size and element
 
 TEST_CASE("vLLM's FlashAttention-3 runs a prefill call of few rows per KV head on one MMA warpgroup",
           "[fidelity][attention]") {
-  // Head size 64 or 128 without a window: one warpgroup up to 64 (token, head) rows per KV head in the call's longest
-  // chunk, in a 64-row tile for 16-bit elements (64 x 192 at head 64, 64 x 128 at 128); FP8 keeps its tile.
-  struct Case {
-    const char* dtype;
-    int head_dim, window, rows, bm, bn;
-  };
-  const Case cases[] = {{"bfloat16", 64, 0, 64, 64, 192}, {"bfloat16", 128, 0, 64, 64, 128}, {"fp8", 128, 0, 64, 0, 0},
-                        {"fp8", 64, 0, 64, 0, 0},          {"bfloat16", 192, 0, 0, 0, 0},     {"bfloat16", 256, 0, 0, 0, 0},
-                        {"bfloat16", 128, 128, 0, 0, 0}};
-  for (const Case& c : cases) {
-    AttentionGeometry g = geo(8, 1);
-    g.window = c.window;
-    set_split_rule(g, "vllm_flash_attn_fa3");
-    set_prefill_tile(g, "vllm_flash_attn_fa3", c.dtype, c.head_dim);
-    INFO(c.dtype << " head_dim " << c.head_dim << " window " << c.window);
-    CHECK(g.one_wg_rows == c.rows);
-    CHECK(g.one_wg_block_m == c.bm);
-    CHECK(g.one_wg_block_n == c.bn);
-  }
+  // Which grids have it: the tile test above. FlashAttention-2 has no such switch.
   AttentionGeometry other = geo(8, 1);
   set_split_rule(other, "vllm_flash_attn");
   set_prefill_tile(other, "vllm_flash_attn", "bfloat16", 128);
