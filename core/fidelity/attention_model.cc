@@ -54,6 +54,11 @@ double q_tile_weight(double rows, std::int64_t bm) {
   return kKeyTileLoadShare + (1 - kKeyTileLoadShare) * rows / static_cast<double>(bm);
 }
 
+// Query heads packed into one tile's rows per KV head (PackGQA), or 1 when the prefill tiles each query head apart.
+std::int64_t packed_group(const AttentionGeometry& g) {
+  return g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads ? g.heads / g.kv_heads : 1;
+}
+
 }  // namespace
 
 void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t ctx) {
@@ -71,10 +76,10 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
   }
   max_q = std::max(max_q, q);
   add_tiles(g, q, p, local, tiles, longest, ctas);
-  if (g.one_wg_rows > 0 && g.one_wg_block_m > 0 && one_wg(g)) {  // a longer chunk puts the call on two warpgroups
+  if (g.one_wg_block_m > 0 && one_wg(g)) {  // a longer chunk puts the call on two warpgroups
     AttentionGeometry one = g;
     one.block_m = g.one_wg_block_m;
-    one.block_n = g.one_wg_block_n > 0 ? g.one_wg_block_n : g.block_n;
+    one.block_n = g.one_wg_block_n;
     add_tiles(one, q, p, local, tiles_one_wg, longest_one_wg, ctas_one_wg);
   }
 }
@@ -82,7 +87,7 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
 void PrefillWork::add_tiles(const AttentionGeometry& g, std::int64_t q, std::int64_t p, bool local, double& tiles,
                             double& longest, double& ctas) {
   const std::int64_t ctx = p + q;
-  if (g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads) {
+  if (packed_group(g) > 1) {
     add_packed_tiles(g, q, p, local, tiles, longest, ctas);
     return;
   }
@@ -147,8 +152,7 @@ void PrefillWork::add_packed_tiles(const AttentionGeometry& g, std::int64_t q, s
 }
 
 bool PrefillWork::one_wg(const AttentionGeometry& g) const {
-  const std::int64_t group = g.pack_gqa_prefill && g.kv_heads > 0 && g.heads > g.kv_heads ? g.heads / g.kv_heads : 1;
-  return g.one_wg_rows > 0 && max_q * group <= g.one_wg_rows;
+  return g.one_wg_rows > 0 && max_q * packed_group(g) <= g.one_wg_rows;
 }
 
 void PrefillWork::features(const AttentionGeometry& g, double* f) const {

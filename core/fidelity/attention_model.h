@@ -103,7 +103,7 @@ struct AttentionGeometry {
   /// eight between 1 and 16; the head_dim 192 and 256 grids step at the key tile instead, whatever the group.
   int one_wg_rows = 0;
   /// The one-warpgroup tile (tile_size_fwd_sm90 with use_one_mma_wg; bf16 only): 64 x 192 at head_dim 64, 64 x 128
-  /// at 128; 0: the same tile as two warpgroups (FP8).
+  /// at 128; both 0: the same tile as two warpgroups (FP8).
   int one_wg_block_m = 0, one_wg_block_n = 0;
   /// vLLM's FlashAttention-2 varlen decode of grouped heads swaps the query length with the group
   /// (seqlenq_ngroups_swapped: q viewed as (requests x group) rows over the KV heads), and the transposes around it
