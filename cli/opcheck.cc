@@ -204,7 +204,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
       if (const OpGrid* d = generation->find(g.key); d && d->axes.size() == 2) {
         AttentionGeometry dg = geo;
         set_split_rule(dg, d->kernel);
-        if (fa2_unswapped_decode(dg)) dg.hbm_ctas = generation_hbm;
+        set_fa2_hbm_ctas(dg, generation_hbm);
         one_token_bytes = grid_kv_bytes_per_key(*d);
         one_token_decode.build_owned(read_cold(*d, l2, one_token_bytes), true, dg, true);
       }
@@ -220,7 +220,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
     };
     geo.split_out_us_per_element = split_out;
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
-    if (fa2_unswapped_decode(geo)) geo.hbm_ctas = hbm[1];
+    if (decode) set_fa2_hbm_ctas(geo, hbm[1]);
     {
       const auto held = every_third(S.size());
       const OpGrid r = read_cold(drop_grid_lines(g, 1, held), cold, bytes_per_key);
@@ -254,7 +254,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         }
     }
     // Experiment 2: hold out batch sizes.
-    if (fa2_unswapped_decode(geo)) geo.hbm_ctas = hbm[0];
+    if (decode) set_fa2_hbm_ctas(geo, hbm[0]);
     {
       const auto held = every_third(B.size());
       const OpGrid r = read_cold(drop_grid_lines(g, 0, held), cold, bytes_per_key);

@@ -186,33 +186,52 @@ void DecodeWork::add(const AttentionGeometry& g, std::int64_t ctx) {
   keys += static_cast<double>(window_keys(g, ctx));
 }
 
-int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits) {
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits, bool fa2) {
   // FlashAttention's num_splits_heuristic: no split once the batch fills 80% of the slots; otherwise the smallest
-  // split count whose wave efficiency is within 85% of the best.
+  // (eligible) split count whose wave efficiency is within 85% of the best (eligible) one.
   if (mblocks <= 0 || n_blocks <= 1) return 1;
   if (static_cast<double>(mblocks) >= 0.8 * slots) return 1;
   const int limit = static_cast<int>(std::min<std::int64_t>({static_cast<std::int64_t>(max_splits), slots, n_blocks}));
+  auto eligible = [&](std::int64_t s) {
+    return !fa2 || s == 1 || ceil_div(n_blocks, s) != ceil_div(n_blocks, s - 1);
+  };
   double best = 0;
   double eff[130];
   for (int s = 1; s <= limit && s < 130; ++s) {
     const double waves = static_cast<double>(mblocks) * s / slots;
-    eff[s] = waves / std::ceil(waves);
+    eff[s] = eligible(s) ? waves / std::ceil(waves) : 0.0;
     best = std::max(best, eff[s]);
   }
   for (int s = 1; s <= limit && s < 130; ++s)
-    if (eff[s] >= 0.85 * best) return s;
+    if (eligible(s) && eff[s] >= 0.85 * best) return s;
   return 1;
 }
 
-int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots) {
-  // No split once the batch fills 80% of the slots; below that the heuristic sees n_blocks only up to the cap.
+int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, bool fa2) {
+  // No split once the batch fills 80% of the slots; below that the heuristic sees n_blocks only up to the cap
+  // (under the FA2 rule up to kFa2AllSplitsEligibleBlocks, memoised apart past the cap).
   if (mblocks <= 0 || n_blocks <= 1 || static_cast<double>(mblocks) >= 0.8 * slots) return 1;
   const std::int64_t cap = std::min(slots, 128) + 1;
+  if (fa2 && n_blocks > cap) {
+    const std::int64_t nb = std::min(n_blocks, kFa2AllSplitsEligibleBlocks);
+    std::uint8_t& s = long_fa2[mblocks * (kFa2AllSplitsEligibleBlocks + 1) + nb];
+    if (s == 0) s = static_cast<std::uint8_t>(flash_num_splits(mblocks, nb, slots, 128, true));
+    return s;
+  }
   const std::int64_t nb = std::min(n_blocks, cap);
   const std::size_t idx = static_cast<std::size_t>(mblocks * cap + nb);
   if (idx >= v.size()) v.resize(static_cast<std::size_t>((static_cast<std::int64_t>(0.8 * slots) + 2) * cap), 0);
-  if (v[idx] == 0) v[idx] = static_cast<std::int8_t>(flash_num_splits(mblocks, nb, slots));
+  if (v[idx] == 0) v[idx] = static_cast<std::uint8_t>(flash_num_splits(mblocks, nb, slots, 128, fa2));
   return v[idx];
+}
+
+bool fa2_decode(const AttentionGeometry& g) {
+  return g.split_kv == AttentionGeometry::SplitKv::kBatch && g.ungrouped_beside_prefill;
+}
+
+void set_fa2_hbm_ctas(AttentionGeometry& g, double ctas) {
+  if (fa2_unswapped_decode(g)) g.hbm_ctas = ctas;
+  else if (fa2_decode(g)) g.wave_hbm_ctas = ctas;
 }
 
 bool fa2_unswapped_decode(const AttentionGeometry& g) {
@@ -403,11 +422,20 @@ int fa3_decode_key_block(const AttentionGeometry& g) {
 
 // A launch's wave features: f[2] the longest CTA's work, or the throughput bound; with more CTAs than `slots` the
 // longest request's CTAs are spread through the launch order, so its last one starts after all but 1 / (2 copies)
-// of the throughput work on average (`copies`: CTAs of one request). f[3] CTAs per SM, f[4] the split combines.
+// of the throughput work on average (`copies`: CTAs of one request). With `wave_hbm_ctas`
+// (AttentionGeometry::wave_hbm_ctas) the batch is the throughput bound plus the HBM a last wave of fewer CTAs leaves
+// idle, read at the mean CTA, and that rule prices only what the longest CTA takes beyond the mean CTA's larger
+// reading. f[3] CTAs per SM, f[4] the split combines.
 void launch_features(const AttentionGeometry& g, double throughput, double longest, double copies, double ctas,
-                     double slots, double splits, std::int64_t requests, double* f) {
+                     double slots, double splits, std::int64_t requests, double* f, double wave_hbm_ctas = 0) {
   const double start = ctas > slots ? throughput * (1.0 - 0.5 / copies) : 0.0;
   f[2] = std::max(throughput, start + longest);
+  if (wave_hbm_ctas > 0 && ctas > 0) {
+    const double mean = std::ceil(throughput * g.sms / ctas - 1e-9);  // key tiles of the mean CTA, whole
+    const double last = ctas - (std::ceil(ctas / slots) - 1.0) * slots;
+    const double fluid = throughput + mean * std::max(0.0, wave_hbm_ctas - last) / g.sms;
+    f[2] = fluid + std::max(0.0, f[2] - std::max(std::max(throughput, start + mean), fluid));
+  }
   f[3] = ctas / g.sms;
   f[4] = splits > 1 ? static_cast<double>(requests) * g.heads / g.sms : 0.0;
 }
@@ -488,15 +516,15 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   const int splits = g.split_kv == AttentionGeometry::SplitKv::kNone || unswapped ? 1
                      : g.split_kv == AttentionGeometry::SplitKv::kXqa
                          ? static_cast<int>(std::min<std::int64_t>(xqa_multi_block(g, requests, max_ctx), nb_max))
-                     : cache ? cache->splits(requests * g.kv_heads, nb_max, slots)
-                             : flash_num_splits(requests * g.kv_heads, nb_max, slots);
+                     : cache ? cache->splits(requests * g.kv_heads, nb_max, slots, fa2_decode(g))
+                             : flash_num_splits(requests * g.kv_heads, nb_max, slots, 128, fa2_decode(g));
   // Unswapped (or ungrouped beside prompt tokens, SplitKv::kNone), each CTA streams one query row's K and V: the
   // launch is bound by the longest CTA until hbm_ctas of them saturate HBM (fitted on the table), not by the SMs.
   const bool one_row = unswapped || g.split_kv == AttentionGeometry::SplitKv::kNone;
   const double bound = one_row && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
   launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)),
                   static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
-                  splits, requests, f);
+                  splits, requests, f, one_row ? 0.0 : g.wave_hbm_ctas);
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
 }

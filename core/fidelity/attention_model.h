@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/fidelity/batch_shape.h"
@@ -59,6 +60,16 @@ struct AttentionGeometry {
   /// FlashAttention-2 decodes it runs unswapped (fa2_unswapped_decode): how many one-row CTAs, each streaming its
   /// request's K and V, saturate HBM (0: the SMs). One per decode table (fit_fa2_hbm_ctas).
   double hbm_ctas = 0;
+  /// FlashAttention-2 decodes it runs swapped (grouped heads): the same table constant, read as the CTAs below which
+  /// a launch's last wave leaves HBM partly idle; 0: no last-wave term (set_fa2_hbm_ctas). The decode work feature
+  /// of such a launch is the throughput bound plus the mean CTA's key tiles x (this - CTAs in the last wave) / SMs,
+  /// a fluid reading where the resident CTAs stream at one rate, plus what the longest request's CTAs take under the
+  /// launch-order rule beyond the mean CTA's larger reading (launch_features): 0 for a uniform batch. Without it
+  /// that rule alone priced a uniform batch as if its last CTA ran alone after nearly all the work: A100's vLLM
+  /// tables, 32 query heads over 8 KV heads of 128, 8192 keys, 8 / 16 / 32 requests take 187.3 / 342.0 / 816.4 us
+  /// (192 / 384 / 256 CTAs of 22 / 22 / 64 key tiles over 216 slots: 16 requests' last wave holds 168 CTAs, 32
+  /// requests' 40), where the rule put 16 requests at 2.5x the work of 8.
+  double wave_hbm_ctas = 0;
   /// FlashAttention-2's varlen forward packs a KV head's query heads into one tile and splits the keys only when
   /// every query of the call is a decode (max_seqlen_q == 1, "only apply split-k for decoding"). Decodes that share
   /// one call with prompt tokens (vLLM's unified step) run ungrouped and unsplit: one CTA per (request, query head)
@@ -240,10 +251,12 @@ struct PrefillWork {
                                double& tiles, double& longest, double& ctas);
 };
 
-/// Memo of flash_num_splits for one slot count (the heuristic only looks at n_blocks up to min(slots, 128)).
+/// Memo of flash_num_splits for one slot count and one rule (`fa2`: FlashAttention-2's eligibility). Without the
+/// rule the heuristic looks at n_blocks only up to min(slots, 128); with it up to kFa2AllSplitsEligibleBlocks.
 struct SplitCache {
-  std::vector<std::int8_t> v;  ///< [mblocks * stride + min(n_blocks, cap)], 0 = not computed
-  int splits(std::int64_t mblocks, std::int64_t n_blocks, int slots);
+  std::vector<std::uint8_t> v;  ///< [mblocks * stride + min(n_blocks, cap)], 0 = not computed (splits <= 128)
+  std::unordered_map<std::int64_t, std::uint8_t> long_fa2;  ///< FA2 rule, n_blocks past the cap: [mblocks, n_blocks]
+  int splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, bool fa2 = false);
 };
 
 /// Decode features of requests each attending to ctx keys (with a window: the window's tiles; ctx_sum stays the
@@ -269,14 +282,20 @@ struct DecodeWork {
 /// (seqlenq_ngroups_swapped: grouped heads, no window; "only apply split-k for decoding" in mha_varlen_fwd).
 /// Without grouping, or with a window, every (request, head) is one CTA over its whole KV, one query row each.
 bool fa2_unswapped_decode(const AttentionGeometry& g);
+/// FlashAttention-2's decode (split rule kBatch, ungrouped beside prompt tokens), swapped or not.
+bool fa2_decode(const AttentionGeometry& g);
+/// A decode table's fitted HBM constant (fit_fa2_hbm_ctas) onto one of its grids' geometry: hbm_ctas on a grid run
+/// unswapped, wave_hbm_ctas on one run swapped, nothing on other kernels.
+void set_fa2_hbm_ctas(AttentionGeometry& g, double ctas);
 
 /// The geometry of an attention table's grid, keyed (kv dtype, head_dim, heads, KV heads[, window]), on `sms` SMs:
 /// its kernel's split rule and, for a context grid, its prefill tile.
 AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int window = 0);
 
-/// AttentionGeometry::hbm_ctas shared by a decode table's FlashAttention-2 grids that run unswapped: the share of the
-/// SMs (from kFa2HbmCtaShareFirst, kFa2HbmCtaShareSteps steps) at which the work models fitted on those grids fit
-/// them best together (summed squared log error); 0 when the table has none. One constant per table rather than per
+/// The HBM constant of a decode table's FlashAttention-2 grids (hbm_ctas on those that run unswapped, wave_hbm_ctas
+/// on the others: set_fa2_hbm_ctas), fitted on the unswapped grids: the share of the SMs (from
+/// kFa2HbmCtaShareFirst, kFa2HbmCtaShareSteps steps) at which the work models fitted on those grids fit them best
+/// together (summed squared log error); 0 when the table has none. One constant per table rather than per
 /// grid: a grid's own batch lines, powers of two, rarely pin where HBM saturates, the table's grids together do
 /// (their CTAs per request differ). `prepare` gives the grid the predictors are built on (read_cold where the tables
 /// are read cold).
@@ -300,8 +319,14 @@ inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_effici
 }
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
-/// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs).
-int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits = 128);
+/// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs). `fa2`: FlashAttention-2's num_splits_heuristic also
+/// skips a split count that gives the same key tiles per split as one fewer (is_split_eligible: 4 tiles in 3 splits
+/// are 2 per split, as in 2 splits), both when it finds the best efficiency and when it picks; FlashAttention-3's
+/// does not. A100's vLLM tables, 128 requests over 1 KV head of 128 (128 CTAs on 216 slots): 512 keys take 4 splits
+/// under the rule (3 without), and 69.3 us where 256 keys (no split) take 23.5.
+int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int max_splits = 128, bool fa2 = false);
+/// From this many key tiles on, every split count up to 128 is eligible (128 x 127): the FA2 rule changes nothing.
+inline constexpr std::int64_t kFa2AllSplitsEligibleBlocks = 128 * 127;
 
 /// Uniform-batch features (b requests of length s): prefill (q = ctx = s) or decode (ctx = s).
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f);

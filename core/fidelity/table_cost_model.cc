@@ -257,7 +257,7 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
     return cold ? read_cold(g, t_.l2, grid_kv_bytes_per_key(g), g.key.size() > 4 ? std::atoi(g.key[4].c_str()) : 0)
                 : g;
   };
-  if (decode && fa2_unswapped_decode(geo)) geo.hbm_ctas = fit_fa2_hbm_ctas(t, sms, prepare);
+  if (decode && fa2_decode(geo)) set_fa2_hbm_ctas(geo, fit_fa2_hbm_ctas(t, sms, prepare));
   if (!cold) {
     out.p.build(*best, decode, geo, /*choose=*/true);
     return;

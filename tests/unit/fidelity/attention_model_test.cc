@@ -975,3 +975,102 @@ TEST_CASE("A100's unswapped decode grids share where HBM saturates, and it place
   INFO("mean |log error| at the fitted constant " << err[0] / n << ", at the SMs " << err[1] / n);
   CHECK(err[0] < 0.9 * err[1]);
 }
+
+TEST_CASE("FlashAttention-2's split heuristic skips split counts that cut the keys no finer than one fewer",
+          "[fidelity][attention]") {
+  // 128 CTAs on 216 slots over 4 key tiles: 3 splits are 2 tiles each as 2 splits are, so FA2 goes to 4
+  // (2.37 waves, 79% efficient); FA3's heuristic has no such rule and takes 3 (89%).
+  CHECK(flash_num_splits(128, 4, 216) == 3);
+  CHECK(flash_num_splits(128, 4, 216, 128, true) == 4);
+  // Far past 128 x 127 tiles every count is eligible: the rule changes nothing.
+  CHECK(flash_num_splits(8, 100000, 216, 128, true) == flash_num_splits(8, 100000, 216));
+  // The memo agrees with the heuristic under the rule past its cap too, and holds 128 splits.
+  SplitCache cache;
+  for (std::int64_t mb : {1, 7, 64, 128, 172})
+    for (std::int64_t nb : {2, 4, 100, 129, 130, 200, 1000, 5000, 16255, 16256, 16257, 40000}) {
+      INFO("mblocks " << mb << ", key tiles " << nb);
+      CHECK(cache.splits(mb, nb, 216, true) == flash_num_splits(mb, nb, 216, 128, true));
+    }
+  CHECK(cache.splits(1, 128, 216, true) == 128);
+  // A decode of the FA2 kernel takes the rule; 16 requests over 8 KV heads and 4 tiles split in 4 (512 CTAs).
+  AttentionGeometry g = geo(32, 8);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  CHECK(decode_features(g, std::vector<std::int32_t>(16, 512))[3] == Approx(16.0 * 8 * 4 / 108));
+}
+
+TEST_CASE("A swapped FlashAttention-2 decode pays for a thin last wave, not for its last CTA running alone",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(32, 8);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  const double h = 75.6;
+  AttentionGeometry tail = g;
+  set_fa2_hbm_ctas(tail, h);
+  CHECK(tail.wave_hbm_ctas == h);
+  CHECK(tail.hbm_ctas == 0);
+  // 16 requests of 8192 keys (64 tiles) split in 3: 384 CTAs of 22 tiles, a last wave of 168 (at least h): the
+  // throughput bound. The launch-order rule alone put the last CTA after nearly all the work.
+  const double thr16 = 16.0 * 64 * 8 / 108;
+  CHECK(decode_features(tail, std::vector<std::int32_t>(16, 8192))[2] == Approx(thr16));
+  CHECK(decode_features(g, std::vector<std::int32_t>(16, 8192))[2] == Approx(thr16 * (1 - 0.5 / 24) + 22));
+  // 32 requests, unsplit: 256 CTAs of 64 tiles, 40 in the last wave: h - 40 CTAs' share of HBM idle for one CTA.
+  CHECK(decode_features(tail, std::vector<std::int32_t>(32, 8192))[2] ==
+        Approx(2 * thr16 + 64 * (h - 40) / 108));
+  // A ragged batch adds what its longest request's CTAs take over the mean CTA under the launch-order rule: one
+  // request of 64 tiles among 15 of 8, split in 3: 384 CTAs, the longest 22 tiles, the mean (rounded up) 4.
+  std::vector<std::int32_t> ragged(15, 1024);
+  ragged.push_back(8192);
+  const double thr = (64.0 + 15 * 8) * 8 / 108, start = thr * (1 - 0.5 / 24);
+  CHECK(decode_features(tail, ragged)[2] == Approx(thr + (start + 22) - (start + 4)));
+  // Unswapped and beside prompt tokens the grid keeps its one-row bound (hbm_ctas), not this term.
+  AttentionGeometry flat = geo(8, 8);
+  flat.sms = 108;
+  set_split_rule(flat, "vllm_flash_attn");
+  set_fa2_hbm_ctas(flat, h);
+  CHECK(flat.hbm_ctas == h);
+  CHECK(flat.wave_hbm_ctas == 0);
+}
+
+TEST_CASE("A100's swapped decode grids: held-out batch lines closer with FA2's split rule and the last-wave term",
+          "[fidelity][attention]") {
+  const OpTable t = test::bundled_table("A100-80G/vllm", "generation_attention.json");
+  auto same = [](const OpGrid& g) { return g; };
+  auto every_third = [](std::size_t n) {
+    std::vector<bool> h(n, false);
+    for (std::size_t i = 1; i + 1 < n; i += 3) h[i] = true;
+    return h;
+  };
+  OpTable kept = t;
+  for (OpGrid& g : kept.grids) g = drop_grid_lines(g, 0, every_third(g.axes[0].size()));
+  const double hbm = fit_fa2_hbm_ctas(kept, 108, same);
+  REQUIRE(hbm > 0);
+  double err[2] = {0, 0};
+  int n = 0;
+  for (const OpGrid& full : t.grids) {
+    const AttentionGeometry base = table_grid_geometry(full, 108, true);
+    if (!fa2_decode(base) || fa2_unswapped_decode(base)) continue;
+    const auto held = every_third(full.axes[0].size());
+    const OpGrid train = drop_grid_lines(full, 0, held);
+    const auto& B = full.axes[0];
+    const auto& S = full.axes[1];
+    for (int k = 0; k < 2; ++k) {
+      AttentionGeometry g = base;
+      if (k == 0) set_fa2_hbm_ctas(g, hbm);
+      AttentionPredictor p;
+      REQUIRE(p.build(train, true, g));
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double v = full.values[i * S.size() + j];
+          if (!held[i] || std::isnan(v)) continue;
+          const double pr = p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(B[i]),
+                                                                   static_cast<std::int32_t>(S[j])));
+          err[k] += std::fabs(std::log(pr / v));
+          if (k == 0) ++n;
+        }
+    }
+  }
+  REQUIRE(n > 500);
+  INFO("mean |log error| with the last-wave term " << err[0] / n << ", without " << err[1] / n);
+  CHECK(err[0] < 0.9 * err[1]);
+}
