@@ -235,8 +235,7 @@ void set_fa2_hbm_ctas(AttentionGeometry& g, double ctas) {
 }
 
 bool fa2_unswapped_decode(const AttentionGeometry& g) {
-  return g.split_kv == AttentionGeometry::SplitKv::kBatch && g.ungrouped_beside_prefill &&
-         (g.heads <= g.kv_heads || g.window > 0);
+  return fa2_decode(g) && (g.heads <= g.kv_heads || g.window > 0);
 }
 
 AttentionGeometry table_grid_geometry(const OpGrid& g, int sms, bool decode, int window) {
@@ -424,14 +423,14 @@ int fa3_decode_key_block(const AttentionGeometry& g) {
 // longest request's CTAs are spread through the launch order, so its last one starts after all but 1 / (2 copies)
 // of the throughput work on average (`copies`: CTAs of one request). With `wave_hbm_ctas`
 // (AttentionGeometry::wave_hbm_ctas) the batch is the throughput bound plus the HBM a last wave of fewer CTAs leaves
-// idle, read at the mean CTA, and that rule prices only what the longest CTA takes beyond the mean CTA's larger
-// reading. f[3] CTAs per SM, f[4] the split combines.
+// idle, read at the mean CTA (`mean`: its key tiles, whole), and that rule prices only what the longest CTA takes
+// beyond the mean CTA's larger reading. f[3] CTAs per SM, f[4] the split combines.
 void launch_features(const AttentionGeometry& g, double throughput, double longest, double copies, double ctas,
-                     double slots, double splits, std::int64_t requests, double* f, double wave_hbm_ctas = 0) {
+                     double slots, double splits, std::int64_t requests, double* f, double wave_hbm_ctas = 0,
+                     double mean = 0) {
   const double start = ctas > slots ? throughput * (1.0 - 0.5 / copies) : 0.0;
   f[2] = std::max(throughput, start + longest);
   if (wave_hbm_ctas > 0 && ctas > 0) {
-    const double mean = std::ceil(throughput * g.sms / ctas - 1e-9);  // key tiles of the mean CTA, whole
     const double last = ctas - (std::ceil(ctas / slots) - 1.0) * slots;
     const double fluid = throughput + mean * std::max(0.0, wave_hbm_ctas - last) / g.sms;
     f[2] = fluid + std::max(0.0, f[2] - std::max(std::max(throughput, start + mean), fluid));
@@ -524,7 +523,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   const double bound = one_row && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
   launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)),
                   static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
-                  splits, requests, f, one_row ? 0.0 : g.wave_hbm_ctas);
+                  splits, requests, f, one_row ? 0.0 : g.wave_hbm_ctas,
+                  std::ceil(key_tiles / (static_cast<double>(requests) * splits)));
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
 }
