@@ -3,7 +3,8 @@
 // held-out measurements are predicted. Prints one JSON document; scripts/validate_ops.py turns it into
 // docs/validation.md and profiles/<gpu>/<backend>/validation.json.
 //
-//   servesim_opcheck PROFILES_DIR GPU BACKEND
+//   servesim_opcheck PROFILES_DIR GPU BACKEND [--cells FILE]   (FILE: every held-out cell of the reported
+//                                                               figures, one CSV line each; cli/cell_log.h)
 //   servesim_opcheck --transfer PROFILES_DIR FROM TO BACKEND   (the datasheet path's table transfer, see
 //                                                              opcheck_transfer.cc)
 //   servesim_opcheck --query PROFILES_DIR GPU BACKEND          (predictions for shapes on standard input, see
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/ape_stats.h"
+#include "cli/cell_log.h"
 #include "cli/op_table_file.h"
 #include "cli/opcheck_query.h"
 #include "cli/opcheck_transfer.h"
@@ -88,7 +90,11 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
           for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
             const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
             if (std::isnan(truth)) continue;
-            e.add(c.us(g.axes[2][k]), truth);
+            const double pred = c.us(g.axes[2][k]);
+            e.add(pred, truth);
+            if (cell_log().on())
+              cell_log().add("gemm", cell_table(g.key), axis == 0 ? "n" : "k",
+                             cell_at({{"n", g.axes[0][i]}, {"k", g.axes[1][j]}, {"m", g.axes[2][k]}}), truth, pred);
           }
         }
     }
@@ -173,6 +179,8 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                       const OpTable* generation = nullptr) {
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
+  const std::string family = decode ? "attention_decode" : "attention_prefill";
+  const char* length_axis = decode ? "kv_len" : "isl";
   int chose[4] = {0, 0, 0, 0};
   // The table's FlashAttention-2 decode grids that run unswapped share one HBM saturation constant
   // (fit_fa2_hbm_ctas), fitted as the simulator fits it, on the lines each experiment keeps of every grid.
@@ -239,8 +247,12 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
           if (!held[j] || std::isnan(truth)) continue;
-          product.add(predict(p, B[i], S[j]), truth);
-          if (!decode && S[j] == 1) one_token.add(predict(p, B[i], S[j]), truth);
+          const double pred = predict(p, B[i], S[j]);
+          product.add(pred, truth);
+          if (cell_log().on())
+            cell_log().add(family, cell_table(g.key), length_axis, cell_at({{"batch", B[i]}, {length_axis, S[j]}}),
+                           truth, pred);
+          if (!decode && S[j] == 1) one_token.add(pred, truth);
           product_fixed.add(predict(p0, B[i], S[j]), truth);
           double f[kMaxWorkFeatures] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
@@ -266,6 +278,9 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
           if (!held[i] || std::isnan(truth)) continue;
           const double pr = predict(p, B[i], S[j]);
           product_b.add(pr, truth);
+          if (cell_log().on())
+            cell_log().add(family, cell_table(g.key), "batch", cell_at({{"batch", B[i]}, {length_axis, S[j]}}), truth,
+                           pr);
           if (!decode && S[j] == 1) one_token.add(pr, truth);
           if (std::getenv("OPCHECK_DEBUG") && std::fabs(pr / truth - 1) > 1.0)
             std::cerr << g.key[0] << "/" << g.key[1] << "/" << g.key[2] << "/" << g.key[3] << " b=" << B[i]
@@ -305,6 +320,7 @@ struct MlaShapes {
 OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, bool decode, int sms,
                 const MlaShapes& sh) {
   ApeStats lengths, batches;
+  const char* length_axis = decode ? "kv_len" : "isl";
   std::map<std::vector<std::string>, bool> configs;  // (kv dtype, gemm type, heads), ordered
   for (const OpGrid& g : t.grids) {
     if (g.key.size() == 5) configs[{g.key[1], g.key[2], g.key[3]}] = true;
@@ -369,7 +385,11 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
           const double truth = g.values[i * S.size() + j];
           if (!held[axis == 0 ? i : j] || std::isnan(truth)) continue;
           const bool on_short = two && S[j] <= m.decode_path.max_query;
-          (axis == 1 ? lengths : batches).add(predict(on_short ? ps : p, B[i], S[j]), truth);
+          const double pred = predict(on_short ? ps : p, B[i], S[j]);
+          (axis == 1 ? lengths : batches).add(pred, truth);
+          if (cell_log().on())
+            cell_log().add(decode ? "mla_decode" : "mla_prefill", cell_table(g.key), axis == 1 ? length_axis : "batch",
+                           cell_at({{"batch", B[i]}, {length_axis, S[j]}}), truth, pred);
         }
     }
   }
@@ -426,6 +446,9 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
             const auto tokens = static_cast<std::int64_t>(g.axes[0][i]);
             const double pred = p.us(tokens, {});
             interp.add(pred, g.values[i]);
+            if (cell_log().on())
+              cell_log().add("moe", cell_table(g.key), "tokens", cell_at({{"tokens", g.axes[0][i]}}), g.values[i],
+                             pred);
             if (balanced) sim_balanced.add(pred, g.values[i]);
             else measured_skew.add(pred, g.values[i]);
             for (int m = 0; m < 3; ++m) {
@@ -497,8 +520,8 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 /// (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce): the sizes below the 8 MiB buffer and
 /// those from it on read apart (CollectiveModel::split_curve, lookup_extended). `choice_split`: the kept cells
 /// read as measured and as fitted, on this split and on the complementary one (even interior sizes held out).
-OJson check_curves(const OpTable& t, bool split_at_buffer = false, bool monotone = true) {
-  auto held_out = [&](bool odd, bool fit) {
+OJson check_curves(const OpTable& t, const std::string& family, bool split_at_buffer = false, bool monotone = true) {
+  auto held_out = [&](bool odd, bool fit, bool log = false) {
     ApeStats e;
     for (const OpGrid& g : t.grids) {
       if (g.axes.size() != 1) continue;
@@ -516,9 +539,12 @@ OJson check_curves(const OpTable& t, bool split_at_buffer = false, bool monotone
       for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
         if (!held[i] || std::isnan(g.values[i])) continue;
         const double x = g.axes[0][i];
-        e.add(split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us
-                    : all.eval_affine(x),
-              g.values[i]);
+        const double pred =
+            split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us
+                  : all.eval_affine(x);
+        e.add(pred, g.values[i]);
+        if (log && cell_log().on())
+          cell_log().add(family, cell_table(g.key), "size", cell_at({{"size", x}}), g.values[i], pred);
       }
     }
     return e;
@@ -527,7 +553,7 @@ OJson check_curves(const OpTable& t, bool split_at_buffer = false, bool monotone
   out["holdout"] = split_at_buffer ? "every other interior message size; the kernel's sizes and NCCL's (from the 8 MiB "
                                      "buffer on) read apart"
                                    : "every other interior message size";
-  out["all"] = held_out(true, monotone).json();
+  out["all"] = held_out(true, monotone, true).json();
   out["choice_split"] = OJson{{"reported_split", OJson{{"measured", held_out(true, false).json()},
                                                        {"monotone", held_out(true, true).json()}}},
                               {"complementary_split", OJson{{"measured", held_out(false, false).json()},
@@ -543,7 +569,7 @@ OJson check_curves(const OpTable& t, bool split_at_buffer = false, bool monotone
 /// complementary split (even interior token counts held out), the evidence the predictor's choice rests on.
 /// Then the hidden-size interpolation: each interior hidden size of a (topk, experts) configuration held out whole
 /// and predicted at every token count from its neighbours.
-OJson check_deepep(const OpTable& t) {
+OJson check_deepep(const OpTable& t, const std::string& family) {
   const int f_phase = 0, f_hidden = 1, f_topk = 2, f_experts = 3;
   const bool normal = t.key_fields.size() == 5;
   const std::int64_t sms = normal ? std::atoll(t.grids.front().key[4].c_str()) : 20;
@@ -564,7 +590,10 @@ OJson check_deepep(const OpTable& t) {
     const LogCurve c(r.axes[0], r.values);
     for (std::size_t i = 0; i < g.axes[0].size(); ++i) {
       if (!h[i] || std::isnan(g.values[i])) continue;
-      phase[p].add(pred.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]), g.values[i]);
+      const double us = pred.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]);
+      phase[p].add(us, g.values[i]);
+      if (cell_log().on())
+        cell_log().add(family, cell_table(g.key), "tokens", cell_at({{"tokens", g.axes[0][i]}}), g.values[i], us);
       loglog[p].add(c.eval(g.axes[0][i]), g.values[i]);
     }
     std::vector<bool> even(g.axes[0].size(), false);
@@ -620,9 +649,13 @@ OJson check_deepep(const OpTable& t) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--transfer") return transfer_check_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--query") return query_main(argc, argv);
-  if (argc != 4) {
-    std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND\n";
+  if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--cells")) {
+    std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND [--cells FILE]\n";
     return 2;
+  }
+  if (argc == 6 && !cell_log().open(argv[5])) {
+    std::cerr << "--cells: cannot write " << argv[5] << "\n";
+    return 1;
   }
   const std::string root = argv[1], gpu = argv[2], backend = argv[3];
   const GpuFacts facts = load_gpu_facts(root, gpu);
@@ -687,14 +720,19 @@ int main(int argc, char** argv) {
   if (load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
   if (load_op_table_file(dir + "custom_allreduce.json", t))
     fam["custom_allreduce"] = check_curves(
-        t, backend == "vllm" && vllm_all_reduce_nccl_at_buffer(facts.compute_capability));
-  if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t);
-  if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t);
+        t, "custom_allreduce", backend == "vllm" && vllm_all_reduce_nccl_at_buffer(facts.compute_capability));
+  if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t, "deepep_ll");
+  if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t, "deepep_normal");
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
-  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t)) fam["nccl"] = check_curves(t);
+  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t))
+    fam["nccl"] = check_curves(t, "nccl");
   if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t))
-    fam["p2p"] = check_curves(t, false, false);
+    fam["p2p"] = check_curves(t, "p2p", false, false);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
+  if (!cell_log().close()) {
+    std::cerr << "--cells: writing " << argv[5] << " failed\n";
+    return 1;
+  }
   return 0;
 }

@@ -243,7 +243,9 @@ def main():
              "token count; collectives every other message size; SGLang DeepEP (H100-SXM/sglang: the tables SGLang roles with "
              "moe_a2a_backend deepep price their EP dispatch/combine with) every other interior token count per rank. Absolute "
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%. `over 10%%`: held-out "
-             "cells more than 10%% off, against the most the p95 goal allows (n - ceil(0.95 n), nearest rank)." % today,
+             "cells more than 10%% off, against the most the p95 goal allows (n - ceil(0.95 n), nearest rank). Every "
+             "held-out cell of a row, measured and predicted: `servesim_opcheck profiles GPU BACKEND --cells FILE` "
+             "(CSV)." % today,
              ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max | over 10% / allowed |", "|---|---|---|---|---|---|---|"]
     for rep in results:
