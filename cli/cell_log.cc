@@ -20,35 +20,26 @@ bool CellLog::close() {
   return ok;
 }
 
-void CellLog::add(const std::string& family, const std::string& table, const std::string& held_out,
-                  const std::string& at, double measured_us, double predicted_us) {
+void CellLog::add(const char* family, const std::vector<std::string>& table, const char* held_out,
+                  std::initializer_list<std::pair<const char*, double>> at, double measured_us, double predicted_us) {
   if (!f_ || !(measured_us > 0)) return;
+  std::string key, coords;
+  for (const std::string& k : table) key += (key.empty() ? "" : "/") + k;
+  char buf[64];
+  for (const auto& [name, value] : at) {
+    std::snprintf(buf, sizeof buf, "%s%s=%.10g", coords.empty() ? "" : ";", name, value);
+    coords += buf;
+  }
   const bool valid = predicted_us > 0 && std::isfinite(predicted_us);
   const double ape = valid ? std::fabs(predicted_us / measured_us - 1.0) * 100.0 : 100.0;
-  if (std::fprintf(f_, "%s,%s,%s,%s,%.6g,%.6g,%.4f\n", family.c_str(), table.c_str(), held_out.c_str(), at.c_str(),
-                   measured_us, valid ? predicted_us : std::nan(""), ape) < 0)
+  if (std::fprintf(f_, "%s,%s,%s,%s,%.6g,%.6g,%.4f\n", family, key.c_str(), held_out, coords.c_str(), measured_us,
+                   valid ? predicted_us : std::nan(""), ape) < 0)
     failed_ = true;
 }
 
 CellLog& cell_log() {
   static CellLog log;
   return log;
-}
-
-std::string cell_table(const std::vector<std::string>& key) {
-  std::string s;
-  for (const std::string& k : key) s += (s.empty() ? "" : "/") + k;
-  return s;
-}
-
-std::string cell_at(const std::vector<std::pair<const char*, double>>& coordinates) {
-  std::string s;
-  char buf[64];
-  for (const auto& [name, value] : coordinates) {
-    std::snprintf(buf, sizeof buf, "%s%s=%.10g", s.empty() ? "" : ";", name, value);
-    s += buf;
-  }
-  return s;
 }
 
 }  // namespace servesim

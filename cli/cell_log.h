@@ -3,10 +3,12 @@
 /// line each, so a row of docs/validation.md can be traced to the cells that make it:
 ///   family,table,held_out,at,measured_us,predicted_us,ape_pct
 /// `table` is the grid's key joined by '/', `held_out` the axis whose lines were held out, `at` the cell's
-/// coordinates as name=value joined by ';'. The error is ApeStats's: a prediction that is not a positive finite time
-/// counts as 100% off.
+/// coordinates as name=value joined by ';' (values with up to 10 significant digits). The error is ApeStats's: a
+/// prediction that is not a positive finite time counts as 100% off.
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -22,8 +24,10 @@ class CellLog {
   /// Flushes and closes; false when a write failed.
   bool close();
   bool on() const { return f_ != nullptr; }
-  void add(const std::string& family, const std::string& table, const std::string& held_out, const std::string& at,
-           double measured_us, double predicted_us);
+  /// One comparison (nothing when closed, or without a measurement): the table's key fields and the cell's
+  /// coordinates are formatted here, only while the log is open.
+  void add(const char* family, const std::vector<std::string>& table, const char* held_out,
+           std::initializer_list<std::pair<const char*, double>> at, double measured_us, double predicted_us);
 
  private:
   std::FILE* f_ = nullptr;
@@ -32,9 +36,5 @@ class CellLog {
 
 /// The log servesim_opcheck's checks write to (closed unless --cells).
 CellLog& cell_log();
-/// A grid key as the log names its table: the fields joined by '/'.
-std::string cell_table(const std::vector<std::string>& key);
-/// "name=value" pairs joined by ';', values with up to 10 significant digits.
-std::string cell_at(const std::vector<std::pair<const char*, double>>& coordinates);
 
 }  // namespace servesim

@@ -92,9 +92,8 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
             if (std::isnan(truth)) continue;
             const double pred = c.us(g.axes[2][k]);
             e.add(pred, truth);
-            if (cell_log().on())
-              cell_log().add("gemm", cell_table(g.key), axis == 0 ? "n" : "k",
-                             cell_at({{"n", g.axes[0][i]}, {"k", g.axes[1][j]}, {"m", g.axes[2][k]}}), truth, pred);
+            cell_log().add("gemm", g.key, axis == 0 ? "n" : "k",
+                           {{"n", g.axes[0][i]}, {"k", g.axes[1][j]}, {"m", g.axes[2][k]}}, truth, pred);
           }
         }
     }
@@ -179,7 +178,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                       const OpTable* generation = nullptr) {
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
-  const std::string family = decode ? "attention_decode" : "attention_prefill";
+  const char* family = decode ? "attention_decode" : "attention_prefill";
   const char* length_axis = decode ? "kv_len" : "isl";
   int chose[4] = {0, 0, 0, 0};
   // The table's FlashAttention-2 decode grids that run unswapped share one HBM saturation constant
@@ -249,9 +248,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
           if (!held[j] || std::isnan(truth)) continue;
           const double pred = predict(p, B[i], S[j]);
           product.add(pred, truth);
-          if (cell_log().on())
-            cell_log().add(family, cell_table(g.key), length_axis, cell_at({{"batch", B[i]}, {length_axis, S[j]}}),
-                           truth, pred);
+          cell_log().add(family, g.key, length_axis, {{"batch", B[i]}, {length_axis, S[j]}}, truth, pred);
           if (!decode && S[j] == 1) one_token.add(pred, truth);
           product_fixed.add(predict(p0, B[i], S[j]), truth);
           double f[kMaxWorkFeatures] = {};
@@ -278,9 +275,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
           if (!held[i] || std::isnan(truth)) continue;
           const double pr = predict(p, B[i], S[j]);
           product_b.add(pr, truth);
-          if (cell_log().on())
-            cell_log().add(family, cell_table(g.key), "batch", cell_at({{"batch", B[i]}, {length_axis, S[j]}}), truth,
-                           pr);
+          cell_log().add(family, g.key, "batch", {{"batch", B[i]}, {length_axis, S[j]}}, truth, pr);
           if (!decode && S[j] == 1) one_token.add(pr, truth);
           if (std::getenv("OPCHECK_DEBUG") && std::fabs(pr / truth - 1) > 1.0)
             std::cerr << g.key[0] << "/" << g.key[1] << "/" << g.key[2] << "/" << g.key[3] << " b=" << B[i]
@@ -387,9 +382,8 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
           const bool on_short = two && S[j] <= m.decode_path.max_query;
           const double pred = predict(on_short ? ps : p, B[i], S[j]);
           (axis == 1 ? lengths : batches).add(pred, truth);
-          if (cell_log().on())
-            cell_log().add(decode ? "mla_decode" : "mla_prefill", cell_table(g.key), axis == 1 ? length_axis : "batch",
-                           cell_at({{"batch", B[i]}, {length_axis, S[j]}}), truth, pred);
+          cell_log().add(decode ? "mla_decode" : "mla_prefill", g.key, axis == 1 ? length_axis : "batch",
+                         {{"batch", B[i]}, {length_axis, S[j]}}, truth, pred);
         }
     }
   }
@@ -446,9 +440,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
             const auto tokens = static_cast<std::int64_t>(g.axes[0][i]);
             const double pred = p.us(tokens, {});
             interp.add(pred, g.values[i]);
-            if (cell_log().on())
-              cell_log().add("moe", cell_table(g.key), "tokens", cell_at({{"tokens", g.axes[0][i]}}), g.values[i],
-                             pred);
+            cell_log().add("moe", g.key, "tokens", {{"tokens", g.axes[0][i]}}, g.values[i], pred);
             if (balanced) sim_balanced.add(pred, g.values[i]);
             else measured_skew.add(pred, g.values[i]);
             for (int m = 0; m < 3; ++m) {
@@ -520,7 +512,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
 /// (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce): the sizes below the 8 MiB buffer and
 /// those from it on read apart (CollectiveModel::split_curve, lookup_extended). `choice_split`: the kept cells
 /// read as measured and as fitted, on this split and on the complementary one (even interior sizes held out).
-OJson check_curves(const OpTable& t, const std::string& family, bool split_at_buffer = false, bool monotone = true) {
+OJson check_curves(const OpTable& t, const char* family, bool split_at_buffer = false, bool monotone = true) {
   auto held_out = [&](bool odd, bool fit, bool log = false) {
     ApeStats e;
     for (const OpGrid& g : t.grids) {
@@ -543,8 +535,7 @@ OJson check_curves(const OpTable& t, const std::string& family, bool split_at_bu
             split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us
                   : all.eval_affine(x);
         e.add(pred, g.values[i]);
-        if (log && cell_log().on())
-          cell_log().add(family, cell_table(g.key), "size", cell_at({{"size", x}}), g.values[i], pred);
+        if (log) cell_log().add(family, g.key, "size", {{"size", x}}, g.values[i], pred);
       }
     }
     return e;
@@ -569,7 +560,7 @@ OJson check_curves(const OpTable& t, const std::string& family, bool split_at_bu
 /// complementary split (even interior token counts held out), the evidence the predictor's choice rests on.
 /// Then the hidden-size interpolation: each interior hidden size of a (topk, experts) configuration held out whole
 /// and predicted at every token count from its neighbours.
-OJson check_deepep(const OpTable& t, const std::string& family) {
+OJson check_deepep(const OpTable& t, const char* family) {
   const int f_phase = 0, f_hidden = 1, f_topk = 2, f_experts = 3;
   const bool normal = t.key_fields.size() == 5;
   const std::int64_t sms = normal ? std::atoll(t.grids.front().key[4].c_str()) : 20;
@@ -592,8 +583,7 @@ OJson check_deepep(const OpTable& t, const std::string& family) {
       if (!h[i] || std::isnan(g.values[i])) continue;
       const double us = pred.us(p == 0 ? DeepEpPhase::kDispatch : DeepEpPhase::kCombine, g.axes[0][i]);
       phase[p].add(us, g.values[i]);
-      if (cell_log().on())
-        cell_log().add(family, cell_table(g.key), "tokens", cell_at({{"tokens", g.axes[0][i]}}), g.values[i], us);
+      cell_log().add(family, g.key, "tokens", {{"tokens", g.axes[0][i]}}, g.values[i], us);
       loglog[p].add(c.eval(g.axes[0][i]), g.values[i]);
     }
     std::vector<bool> even(g.axes[0].size(), false);

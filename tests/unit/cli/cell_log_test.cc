@@ -15,12 +15,12 @@ TEST_CASE("the held-out cell log writes one CSV line per comparison, a failed pr
   {
     CellLog log;
     CHECK_FALSE(log.on());
-    log.add("gemm", "bfloat16", "n", "n=1", 10, 11);  // closed: nothing written, no crash
+    log.add("gemm", {"bfloat16"}, "n", {{"n", 1}}, 10, 11);  // closed: nothing written, no crash
     REQUIRE(log.open(path));
     CHECK(log.on());
-    log.add("gemm", cell_table({"bfloat16"}), "n", cell_at({{"n", 64}, {"k", 4096}, {"m", 268435456}}), 10, 11);
-    log.add("attention_decode", cell_table({"fp8", "128", "32", "4"}), "batch", cell_at({{"batch", 2}}), 8, -1);
-    log.add("moe", "x", "tokens", "tokens=2", 0, 5);  // no measurement: not a comparison
+    log.add("gemm", {"bfloat16"}, "n", {{"n", 64}, {"k", 4096}, {"m", 268435456}}, 10, 11);
+    log.add("attention_decode", {"fp8", "128", "32", "4"}, "batch", {{"batch", 2}}, 8, -1);
+    log.add("moe", {"x"}, "tokens", {{"tokens", 2}}, 0, 5);  // no measurement: not a comparison
     CHECK(log.close());
     CHECK_FALSE(log.on());
   }
