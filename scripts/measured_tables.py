@@ -1,6 +1,7 @@
 """The GEMM grid servesim measured itself (profiles/measured/H100-SXM/gemm_bf16/, scripts/measure/gemm_bf16.py):
 its held-out error through the simulator's own predictor, its repeatability, how it compares with the
-AIConfigurator table that prices H100 roles, and what the weights' contents do to the latency.
+AIConfigurator table that prices H100 roles, and what the weights' contents do to the latency. The helpers take the
+GPU, for the H200 grid measured the same way (scripts/measured_gemm_h200.py).
 
 Used by scripts/validate_ops.py (the section "GEMM grid measured here" of docs/validation.md). The grid prices no
 role: it was taken on another software stack (torch 2.11, cuBLAS 13.1) than the vLLM tables, and it stops at
@@ -16,8 +17,15 @@ import tempfile
 import gen_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DIR = os.path.join(ROOT, "profiles", "measured", "H100-SXM", "gemm_bf16")
-AIC_TABLE = os.path.join(ROOT, "profiles", "H100-SXM", "vllm", "gemm.json")
+H100 = "H100-SXM"
+
+
+def gemm_dir(gpu):
+    """Where the GEMM grid servesim measured on `gpu` lives (profiles/measured/<gpu>/gemm_bf16/)."""
+    return os.path.join(ROOT, "profiles", "measured", gpu, "gemm_bf16")
+
+
+DIR = gemm_dir(H100)
 VALIDATION = os.path.join(DIR, "validation.json")  # the recorded held-out figures `check` compares against
 # Latency buckets (us) for the comparisons: launch-bound, memory-bound, compute-bound.
 BUCKETS = [(0, 5), (5, 10), (10, 30), (30, 100), (100, 1000), (1000, float("inf"))]
@@ -28,16 +36,16 @@ BUCKETS = [(0, 5), (5, 10), (10, 30), (30, 100), (100, 1000), (1000, float("inf"
 MAX_SPREAD = 1.5
 
 
-def load(name):
-    """({(m, n, k): latency in us}, how many disturbed cells were left out) of one committed CSV."""
-    rows, _ = gen_tables.read_csv(os.path.join(DIR, name + ".csv.gz"))
+def load(name, gpu=H100):
+    """({(m, n, k): latency in us}, how many disturbed cells were left out) of one committed CSV of `gpu`."""
+    rows, _ = gen_tables.read_csv(os.path.join(gemm_dir(gpu), name + ".csv.gz"))
     cells = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["latency"]) * 1000.0 for r in rows
              if float(r["spread"]) <= MAX_SPREAD}
     return cells, len(rows) - len(cells)
 
 
-def read(name):
-    return load(name)[0]
+def read(name, gpu=H100):
+    return load(name, gpu)[0]
 
 
 def diff_stats(a, b, cells):
@@ -65,9 +73,10 @@ def geomean(*tables):
     return {c: math.exp(statistics.fmean(math.log(t[c]) for t in tables if c in t)) for c in sorted(cells)}
 
 
-def aic_bf16():
-    """AIConfigurator's H100 vLLM bf16 GEMM cells, in us, from the committed table."""
-    doc = gen_tables.json.load(open(AIC_TABLE))
+def aic_bf16(gpu=H100):
+    """AIConfigurator's vLLM bf16 GEMM cells of `gpu`, in us, from the committed table."""
+    path = os.path.join(ROOT, "profiles", gpu, "vllm", "gemm.json")
+    doc = gen_tables.json.load(open(path))
     for t in doc["tables"]:
         if t["key"] == ["bfloat16"]:
             n_ax, k_ax, m_ax = t["axes"]
@@ -79,20 +88,20 @@ def aic_bf16():
                             out[(m, n, k)] = t["values"][i]
                         i += 1
             return out
-    raise SystemExit("%s has no bfloat16 table" % AIC_TABLE)
+    raise SystemExit("%s has no bfloat16 table" % path)
 
 
-def table_file_text(op, grid, doc=None):
+def table_file_text(op, grid, doc=None, gpu=H100):
     """An op table file (profiles/<gpu>/<backend>/<op>.json's format) of measurements taken here, for the
-    simulator's predictors to read from a temporary profile (GPU H100-SXM, backend `measured`)."""
-    head = {"format": gen_tables.FORMAT, "gpu": "H100-SXM", "backend": "measured", "backend_version": "torch",
+    simulator's predictors to read from a temporary profile (backend `measured`)."""
+    head = {"format": gen_tables.FORMAT, "gpu": gpu, "backend": "measured", "backend_version": "torch",
             "op": op, "unit": "us", "key_fields": grid.key_fields, "axis_fields": grid.axis_fields}
     head.update(doc or {})
     return gen_tables.table_text(head, grid.tables())
 
 
-def heldout(tool, cells):
-    """servesim_opcheck's held-out GEMM error on a table built from `cells` ({(m, n, k): us})."""
+def write_gemm_table(profiles, gpu, cells):
+    """Writes <profiles>/<gpu>/measured/gemm.json, a bf16 GEMM table built from `cells` ({(m, n, k): us})."""
 
     class Src:  # the builder's view of a source file
         rows = [{"gemm_dtype": "bfloat16", "m": m, "n": n, "k": k, "latency": v / 1000.0,
@@ -100,11 +109,16 @@ def heldout(tool, cells):
         kept = 0
 
     grid, doc = gen_tables.build_gemm(Src)
+    os.makedirs(os.path.join(profiles, gpu, "measured"), exist_ok=True)
+    with open(os.path.join(profiles, gpu, "measured", "gemm.json"), "w") as f:
+        f.write(table_file_text("gemm", grid, doc, gpu))
+
+
+def heldout(tool, cells, gpu=H100):
+    """servesim_opcheck's held-out GEMM error on a table built from `cells` ({(m, n, k): us})."""
     with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "H100-SXM", "measured"))
-        with open(os.path.join(tmp, "H100-SXM", "measured", "gemm.json"), "w") as f:
-            f.write(table_file_text("gemm", grid, doc))
-        p = subprocess.run([tool, tmp, "H100-SXM", "measured"], capture_output=True, text=True, check=True)
+        write_gemm_table(tmp, gpu, cells)
+        p = subprocess.run([tool, tmp, gpu, "measured"], capture_output=True, text=True, check=True)
     return gen_tables.json.loads(p.stdout)["families"]["gemm"]["all"]
 
 
@@ -113,15 +127,17 @@ def table_b_c():
     return geomean(read("sweep_b"), read("sweep_c"))
 
 
-def check(tool, margin_p50, margin_p95):
-    """Exits non-zero if the held-out error of the measured grid grew past the recorded figures (ctest)."""
-    rec = gen_tables.json.load(open(VALIDATION))["heldout_ape_pct"]
-    got = heldout(tool, table_b_c())
+def check(tool, margin_p50, margin_p95, validation=VALIDATION, table=table_b_c, gpu=H100):
+    """Exits non-zero if the held-out error of a measured grid (`table()`, on `gpu`) grew past the figures recorded
+    in `validation` (ctest)."""
+    rec = gen_tables.json.load(open(validation))["heldout_ape_pct"]
+    got = heldout(tool, table(), gpu)
     if got["n"] != rec["n"] or got["p50"] > rec["p50"] + margin_p50 or got["p95"] > rec["p95"] + margin_p95:
-        raise SystemExit("measured-grid GEMM held-out error regressed: n %d, p50 / p95 %.2f / %.2f%% against recorded "
-                         "n %d, %.2f / %.2f%%" % (got["n"], got["p50"], got["p95"], rec["n"], rec["p50"], rec["p95"]))
-    print("measured-grid GEMM held-out error within the recorded figures: p50 / p95 %.2f / %.2f%%"
-          % (got["p50"], got["p95"]))
+        raise SystemExit("%s measured-grid GEMM held-out error regressed: n %d, p50 / p95 %.2f / %.2f%% against "
+                         "recorded n %d, %.2f / %.2f%%" % (gpu, got["n"], got["p50"], got["p95"], rec["n"], rec["p50"],
+                                                          rec["p95"]))
+    print("%s measured-grid GEMM held-out error within the recorded figures: p50 / p95 %.2f / %.2f%%"
+          % (gpu, got["p50"], got["p95"]))
 
 
 def diff_row(label, s):

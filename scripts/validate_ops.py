@@ -7,8 +7,9 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
     python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
-                                                       # (profiles/measured/: the GEMM grid's held-out error and
-                                                       # the attention predictor on mixed-length batches, ctest)
+                                                       # (profiles/measured/: the H100 and H200 GEMM grids'
+                                                       # held-out error and the attention predictor on
+                                                       # mixed-length batches, ctest)
 
 For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulator's own C++ predictors: whole
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
@@ -38,6 +39,7 @@ import heldout_floor  # noqa: E402
 import measured_attention  # noqa: E402
 import measured_l2  # noqa: E402
 import measured_tables  # noqa: E402
+import measured_gemm_h200  # noqa: E402
 
 PROFILES = os.path.join(ROOT, "profiles")
 DOC = os.path.join(ROOT, "docs", "validation.md")
@@ -177,7 +179,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
     ap.add_argument("--check-measured", action="store_true",
-                    help="fail if the held-out error of profiles/measured/'s GEMM grid grew past the recorded one")
+                    help="fail if the held-out error of profiles/measured/'s GEMM grids grew past the recorded one")
     args = ap.parse_args()
     tool = os.path.join(args.build, "cli", "servesim_opcheck")
     if not os.path.exists(tool):
@@ -186,6 +188,7 @@ def main():
         return check_transfer(tool)
     if args.check_measured:
         measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+        measured_gemm_h200.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
         return measured_attention.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
     today = datetime.date.today().isoformat()
     results = []
@@ -412,6 +415,9 @@ def main():
     mlines, msummary = measured_tables.gemm_section(tool)
     lines += mlines
     write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))
+    hlines, hsummary = measured_gemm_h200.section(tool)
+    lines += hlines
+    write_json(measured_gemm_h200.VALIDATION, dict(hsummary, command="python3 scripts/validate_ops.py", date=today))
     alines, asummary = measured_attention.section(tool)
     lines += alines
     write_json(measured_attention.VALIDATION, dict(asummary, command="python3 scripts/validate_ops.py", date=today))
