@@ -485,7 +485,8 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   out["readings"] = OJson{
       {"what", "the held-out token counts with every curve read one way: log-log, affine where rising, or the "
                "balanced assignment's slowest-rank model x interpolated residual (the simulator picks per balanced "
-               "curve by cross-validation on the kept points; power-law curves stay log-log)"},
+               "curve by cross-validation on the kept points; power-law curves stay log-log except across the "
+               "generator's switch, which log-log and the model read through the model's draws at the count)"},
       {"log_log", fixed[0].json()},
       {"affine", fixed[1].json()},
       {"model_x_residual", fixed[2].json()},

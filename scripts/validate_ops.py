@@ -339,7 +339,9 @@ def main():
               "curve, against the simulator, which picks the reading per balanced curve by cross-validation on the "
               "kept counts (every other interior one held out again; smallest mean squared log error) and reads "
               "power-law curves (each point a mean over draws of AIConfigurator's generator, five in its vLLM "
-              "collector; A100 has only these) log-log. `model x residual` is the slowest-rank model of the curve's routing (AIConfigurator's "
+              "collector; A100 has only these) log-log, except between two measured counts either side of the "
+              "generator's switch (tokens x topk = experts), which the simulator and the log-log and model columns "
+              "read through the model's draws at the count itself (MoePredictor). `model x residual` is the slowest-rank model of the curve's routing (AIConfigurator's "
               "balanced assignment, or the mean of 32 power-law draws; row blocks of 16-128 rows per expert) times "
               "the interpolated measured / model ratio. `chosen`: balanced curves per reading "
               "(log-log / affine / model).", "",

@@ -211,21 +211,21 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
   const auto& xs = curve_.xs();
   const auto& ys = curve_.ys();
   sampled_ref_ = LogCurve();
+  switch_lo_ = switch_hi_ = 0;
+  switch_ref_.clear();
   if (ref_ != MoeRouting::kBalanced) {
     // A sampled reference: the measured curve is a mean over the generator's draws (AIConfigurator's vLLM collector
     // times five per token count), so its model reference is the mean over draws too, read between the counts.
     std::vector<double> mean(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      const auto t = static_cast<std::int64_t>(xs[i]);
-      Rng fixed(0x5eed, static_cast<std::uint64_t>(t));
-      double sum = 0;
-      for (int d = 0; d < kMoeReferenceDraws; ++d) {
-        moe_loads(ref_, ref_alpha_, t, experts_, topk_, fixed, ref_loads_);
-        sum += moe_slowest_rank(rank_, ref_loads_, ep_);
-      }
-      mean[i] = sum / kMoeReferenceDraws;
-    }
+    for (std::size_t i = 0; i < xs.size(); ++i) mean[i] = mean_over_draws(static_cast<std::int64_t>(xs[i]));
     sampled_ref_ = LogCurve(xs, mean);
+    // The generator's switch (tokens x topk > experts, moe_loads): the measured counts either side of it.
+    for (std::size_t i = 0; i + 1 < xs.size(); ++i)
+      if (xs[i] * topk_ <= experts_ && xs[i + 1] * topk_ > experts_ && xs[i + 1] - xs[i] >= 2) {
+        switch_lo_ = xs[i];
+        switch_hi_ = xs[i + 1];
+        switch_ref_.assign(static_cast<std::size_t>(xs[i + 1] - xs[i] - 1), std::nan(""));
+      }
   }
   std::vector<double> model(xs.size()), res(xs.size());
   for (std::size_t i = 0; i < xs.size(); ++i) {
@@ -260,12 +260,32 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
   return true;
 }
 
+double MoePredictor::mean_over_draws(std::int64_t tokens) const {
+  Rng fixed(0x5eed, static_cast<std::uint64_t>(tokens));
+  double sum = 0;
+  for (int d = 0; d < kMoeReferenceDraws; ++d) {
+    moe_loads(ref_, ref_alpha_, tokens, experts_, topk_, fixed, ref_loads_);
+    sum += moe_slowest_rank(rank_, ref_loads_, ep_);
+  }
+  return sum / kMoeReferenceDraws;
+}
+
+bool MoePredictor::across_generator_switch(double tokens) const {
+  return switch_hi_ > 0 && tokens > switch_lo_ && tokens < switch_hi_;
+}
+
 double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
   if (ref_ == MoeRouting::kBalanced) {
     moe_balanced_loads(tokens, experts_, topk_, ref_loads_);
     return moe_slowest_rank(rank_, ref_loads_, ep_);
   }
   if (sampled_ref_.empty()) return 0;
+  if (across_generator_switch(static_cast<double>(tokens))) {
+    // Whole token counts only between the two measured ones: computed once each, when first asked.
+    double& v = switch_ref_[static_cast<std::size_t>(tokens - static_cast<std::int64_t>(switch_lo_) - 1)];
+    if (std::isnan(v)) v = mean_over_draws(tokens);
+    return v;
+  }
   // Above the measured counts the reference grows as the table is extrapolated, in proportion to the tokens.
   const double t = static_cast<double>(tokens), hi = sampled_ref_.xs().back();
   return t > hi ? sampled_ref_.ys().back() * t / hi : sampled_ref_.eval(t);
@@ -277,14 +297,15 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
   const double hi = curve_.xs().back();
   bool clamped = false;
   // The reference routing's model value, when a reading or the loads need it (computed once).
-  const bool need_ref = !loads.empty() || (interp_ == Interp::kProduct && t <= hi);
+  const bool across = across_generator_switch(t);
+  const bool need_ref = !loads.empty() || across || (interp_ == Interp::kProduct && t <= hi);
   const double ref = need_ref ? reference_rank_cost(tokens) : 0;
   double table = 0;
   if (t > hi) {
     table = curve_.ys().back() * (t / hi);
   } else if (interp_ == Interp::kAffine) {
     table = curve_.eval_affine(t, &clamped);
-  } else if (interp_ == Interp::kProduct && ref > 0) {
+  } else if ((interp_ == Interp::kProduct || across) && ref > 0) {
     table = ref * residual_.eval(t, &clamped);
   } else {
     table = curve_.eval(t, &clamped);

@@ -88,7 +88,11 @@ double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& c
 /// experts and top-22 on H100, 14.3 ms at 2048 tokens, 30.5 / 29.0 ms at 3072 / 4096, 44.9 ms at 6144). A curve of
 /// a power-law reference (a scenario's power-law routing with a measured exponent; A100, which has no balanced rows)
 /// stays log-log: it is a mean over a few of AIConfigurator's draws, and a batch's sampled loads scale it by their
-/// slowest rank against the mean of the model's own draws.
+/// slowest rank against the mean of the model's own draws. Except across the generator's switch: AIConfigurator's
+/// power-law generator draws its expert weights from another range once tokens x topk exceeds the experts
+/// (moe_loads), and the measured curves bend there (128 experts, top 8, alpha 1.01: 182 / 230 / 364 us at 8 / 16 /
+/// 32 tokens). Between two measured counts on either side of it a count is read as the model's mean over draws at
+/// that count itself times the log-log interpolated residual measured / model.
 class MoePredictor {
  public:
   enum class Interp { kRaw, kAffine, kProduct };
@@ -104,19 +108,28 @@ class MoePredictor {
   double us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated = nullptr) const;
   /// The reference routing's slowest-rank model value at `tokens` (deterministic): the balanced assignment's, or
   /// for a sampled (power-law) reference the mean over kMoeReferenceDraws draws at each measured count, read
-  /// log-log between them and in proportion to the tokens above the last.
+  /// log-log between them (across the generator's switch: the mean over draws at `tokens` itself) and in proportion
+  /// to the tokens above the last.
   double reference_rank_cost(std::int64_t tokens) const;
+  /// True where `tokens` lies strictly between two measured counts on either side of the power-law generator's
+  /// switch (lower count x topk <= experts < upper count x topk); false for a balanced reference.
+  bool across_generator_switch(double tokens) const;
   const MoeRankCost& rank_cost() const { return rank_; }
 
  private:
   LogCurve curve_, residual_;
-  LogCurve sampled_ref_;  ///< a sampled reference's mean slowest-rank cost at the measured counts
+  LogCurve sampled_ref_;                    ///< a sampled reference's mean slowest-rank cost at the measured counts
+  double switch_lo_ = 0, switch_hi_ = 0;    ///< the measured counts either side of the generator's switch (0: none)
+  mutable std::vector<double> switch_ref_;  ///< the mean over draws at each count between them, filled when asked
   Interp interp_ = Interp::kRaw;
   MoeRouting ref_ = MoeRouting::kBalanced;
   double ref_alpha_ = 1.01;
   MoeRankCost rank_;
   int experts_ = 0, topk_ = 0, ep_ = 1;
   mutable std::vector<std::int64_t> ref_loads_;
+  /// Mean slowest-rank cost over kMoeReferenceDraws draws of the reference routing at `tokens` (a fixed seed per
+  /// count, so the same value whenever asked).
+  double mean_over_draws(std::int64_t tokens) const;
 };
 
 }  // namespace servesim

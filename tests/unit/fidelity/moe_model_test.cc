@@ -231,3 +231,49 @@ TEST_CASE("a power-law reference curve is the mean of its draws: sampled loads a
   CHECK(measured_power_law_key(1.01) == "power_law_1.01");
   CHECK(measured_power_law_key(1.1).empty());
 }
+
+TEST_CASE("across the power-law generator's switch a count is read through the model's draws at that count",
+          "[fidelity][moe]") {
+  // 128 experts, top 8: the generator switches its weight range once tokens x 8 > 128, between 8 and 32 here.
+  const std::vector<double> tokens = {1, 2, 4, 8, 32, 64, 128};
+  MoeRankCost k;
+  k.t0 = 5;
+  k.t_weight = 2.0;
+  k.t_block = 0.5;
+  k.block_m = 64;
+  OpGrid g = curve_grid(tokens, {10, 20, 40, 80, 160, 320, 640});
+  g.key[7] = "power_law_1.01";
+  MoePredictor ref;
+  REQUIRE(ref.build(g, MoeRouting::kPowerLaw, 1.01, k, 128, 8, 1));
+  // A curve 3x the model's mean over draws at every measured count: a constant residual.
+  std::vector<double> us;
+  for (double t : tokens) us.push_back(3 * ref.reference_rank_cost(static_cast<std::int64_t>(t)));
+  g = curve_grid(tokens, us);
+  g.key[7] = "power_law_1.01";
+  MoePredictor p;
+  REQUIRE(p.build(g, MoeRouting::kPowerLaw, 1.01, k, 128, 8, 1));
+  CHECK(p.interp() == MoePredictor::Interp::kRaw);
+  for (double t : {9.0, 16.0, 31.0}) CHECK(p.across_generator_switch(t));
+  for (double t : {5.0, 8.0, 32.0, 48.0}) CHECK_FALSE(p.across_generator_switch(t));
+  // At 16 tokens: the model's own draws there times the residual, not log-log between 8 and 32.
+  const double at16 = p.reference_rank_cost(16);
+  CHECK(p.us(16, {}) == Approx(3 * at16).epsilon(1e-12));
+  const double r8 = p.reference_rank_cost(8), r32 = p.reference_rank_cost(32);
+  const double loglog = std::exp(std::log(r8) + (std::log(16.0) - std::log(8.0)) / (std::log(32.0) - std::log(8.0)) *
+                                                    (std::log(r32) - std::log(r8)));
+  CHECK(std::fabs(at16 / loglog - 1) > 0.05);
+  // The same value on every call and from a fresh predictor (a fixed seed per count).
+  CHECK(p.us(16, {}) == p.us(16, {}));
+  MoePredictor q;
+  REQUIRE(q.build(g, MoeRouting::kPowerLaw, 1.01, k, 128, 8, 1));
+  CHECK(q.us(16, {}) == p.us(16, {}));
+  // Elsewhere the curve stays log-log, and the measured counts are exact.
+  const double w = (std::log(6.0) - std::log(4.0)) / (std::log(8.0) - std::log(4.0));
+  CHECK(p.us(6, {}) == Approx(std::exp(std::log(us[2]) + w * (std::log(us[3]) - std::log(us[2])))).epsilon(1e-9));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    CHECK(p.us(static_cast<std::int64_t>(tokens[i]), {}) == Approx(us[i]).epsilon(1e-12));
+  // A balanced reference has no switch.
+  MoePredictor b;
+  REQUIRE(b.build(curve_grid(tokens, us), MoeRouting::kBalanced, 1.0, k, 128, 8, 1));
+  CHECK_FALSE(b.across_generator_switch(16));
+}
