@@ -1,8 +1,8 @@
-"""The bf16 GEMM grid servesim measured on an H200 (profiles/measured/H200-SXM/gemm_bf16/, scripts/measure/gemm_bf16.py),
-the H100 grid's counterpart on the same software: its held-out error through the simulator's predictor, its
-repeatability, how it compares with AIConfigurator's H200 vLLM bf16 table and with the H100 grid, and the datasheet
-transfer between the two GPUs (core/fidelity/table_transfer.h, `servesim_opcheck --transfer`) checked on these two
-clean grids against the same check on AIConfigurator's two bf16 tables.
+"""The bf16 GEMM grid servesim measured on an H200 (profiles/measured/H200-SXM/gemm_bf16/,
+scripts/measure/gemm_bf16.py), the H100 grid's counterpart on the same software: its held-out error through the
+simulator's predictor, its repeatability, how it compares with AIConfigurator's H200 vLLM bf16 table and with the
+H100 grid, and the datasheet transfer between the two GPUs (core/fidelity/table_transfer.h, `servesim_opcheck
+--transfer`) checked on these two clean grids against the same check on AIConfigurator's two bf16 tables.
 
 Used by scripts/validate_ops.py (the section "GEMM grid measured here, H200" of docs/validation.md, and
 `--check-measured`). Run alone it prints the section. Standard library only.
