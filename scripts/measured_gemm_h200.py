@@ -62,19 +62,14 @@ def section(tool):
              "mean; cells whose timed blocks spread more than %.1fx are left out as disturbed (%d in a, %d in b). "
              "It prices no role." % (len(nk), nk[0], nk[-1], len(ms), len(a) + a_out - len(b) - b_out, mt.MAX_SPREAD,
                                      a_out, b_out),
-             "",
-             "| check | n | p50 | p95 | max |", "|---|---|---|---|---|",
-             "| held-out (the simulator's predictor, the hold-out of the per-op table), sweeps a+b | %d | %.2f%% | "
-             "%.2f%% | %.1f%% |" % (h_grid["n"], h_grid["p50"], h_grid["p95"], h_grid["max"]),
-             "| held-out, sweep a alone | %d | %.2f%% | %.2f%% | %.1f%% |" % (h_a["n"], h_a["p50"], h_a["p95"],
-                                                                              h_a["max"])]
-    s = mt.diff_stats(b, a, [c for c in a if c in b])
-    lines.append("| test-retest, sweep b vs a | %d | %.2f%% | %.2f%% | p99 %.1f%% |" % (s["n"], s["p50"], s["p95"],
-                                                                                      s["p99"]))
+             ""] + mt.CHECK_HEAD + [
+             mt.heldout_row("held-out (the simulator's predictor, the hold-out of the per-op table), sweeps a+b",
+                            h_grid),
+             mt.heldout_row("held-out, sweep a alone", h_a),
+             mt.retest_row("test-retest, sweep b vs a", mt.diff_stats(b, a, [c for c in a if c in b]))]
     first, again = retest()
-    s = mt.diff_stats(again, first, list(first))
-    lines.append("| test-retest, %d random cells of sweep a timed again right after it, in random order | %d | "
-                 "%.2f%% | %.2f%% | p99 %.1f%% |" % (s["n"], s["n"], s["p50"], s["p95"], s["p99"]))
+    lines.append(mt.retest_row("test-retest, %d random cells of sweep a timed again right after it, in random order"
+                               % len(first), mt.diff_stats(again, first, list(first))))
     lines += ["", "Against AIConfigurator's H200 vLLM bf16 table (the one that prices H200 roles) on the cells both "
                   "measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:", "",
               "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
@@ -87,8 +82,8 @@ def section(tool):
     both = set(aic) & set(aic100)
     aic_t = transfer(tool, {c: aic100[c] for c in both}, {c: aic[c] for c in both})
     lines += ["", "The datasheet transfer between the two GPUs (the same-architecture rule t' = t - roof + roof', "
-                  "see \"Datasheet transfer\" above) on these two grids, against the same check on AIConfigurator's two "
-                  "vLLM bf16 tables (their common cells): p50 / p95 / max of |transferred / measured - 1|; "
+                  "see \"Datasheet transfer\" above) on these two grids, against the same check on AIConfigurator's "
+                  "two vLLM bf16 tables (their common cells): p50 / p95 / max of |transferred / measured - 1|; "
                   "`as measured` leaves the other GPU's time unchanged.", "",
               "| direction | grids | n | transfer | as measured |", "|---|---|---|---|---|"]
     for direction in clean:

@@ -140,6 +140,19 @@ def check(tool, margin_p50, margin_p95, validation=VALIDATION, table=table_b_c, 
           % (gpu, got["p50"], got["p95"]))
 
 
+CHECK_HEAD = ["| check | n | p50 | p95 | max |", "|---|---|---|---|---|"]
+
+
+def heldout_row(label, h):
+    """A row of a "check" table: a held-out figure (servesim_opcheck's n / p50 / p95 / max)."""
+    return "| %s | %d | %.2f%% | %.2f%% | %.1f%% |" % (label, h["n"], h["p50"], h["p95"], h["max"])
+
+
+def retest_row(label, s):
+    """A row of a "check" table: two timings of the same cells (diff_stats), p99 in the max column."""
+    return "| %s | %d | %.2f%% | %.2f%% | p99 %.1f%% |" % (label, s["n"], s["p50"], s["p95"], s["p99"])
+
+
 def diff_row(label, s):
     return "| %s | %d | %+.2f%% | %.2f%% | %.2f%% |" % (label, s["n"], s["signed"], s["p50"], s["p95"])
 
@@ -163,12 +176,9 @@ def gemm_section(tool):
              "noise. The grid is the geometric mean of sweeps b and c; cells whose timed blocks spread more than "
              "%.1fx are left out as disturbed (%d in b, %d in c, %d in d)." %
              (len(nk), nk[0], nk[-1], len(ms), MAX_SPREAD, b_out, c_out, d_out),
-             "",
-             "| check | n | p50 | p95 | max |", "|---|---|---|---|---|",
-             "| held-out (the simulator's predictor, same hold-out as above), sweeps b+c | %d | %.2f%% | %.2f%% | "
-             "%.1f%% |" % (h_table["n"], h_table["p50"], h_table["p95"], h_table["max"]),
-             "| held-out, sweep b alone | %d | %.2f%% | %.2f%% | %.1f%% |" % (h_b["n"], h_b["p50"], h_b["p95"],
-                                                                              h_b["max"])]
+             ""] + CHECK_HEAD + [
+             heldout_row("held-out (the simulator's predictor, same hold-out as above), sweeps b+c", h_table),
+             heldout_row("held-out, sweep b alone", h_b)]
     # Density: sweep d adds 20 n lines up to 8192 between b/c's (another lease of the same machine type).
     union = dict(table)
     union.update(d)
@@ -181,13 +191,10 @@ def gemm_section(tool):
             ("held-out, n <= 8192 and a multiple of 256, with sweep d's", {k: v for k, v in union.items()
                                                                            if k[1] <= 8192 and k[1] % 256 == 0}),
             ("held-out, sweep d's n lines alone", d)):
-        h = heldout(tool, cells)
-        lines.append("| %s (%d n lines) | %d | %.2f%% | %.2f%% | %.1f%% |" % (
-            label, len({k[1] for k in cells}), h["n"], h["p50"], h["p95"], h["max"]))
+        lines.append(heldout_row("%s (%d n lines)" % (label, len({k[1] for k in cells})), heldout(tool, cells)))
     for label, x, y in (("test-retest, sweep b vs c (same method)", c, b),
                         ("test-retest, sweep a (no clock settling) vs b", a, b)):
-        s = diff_stats(x, y, [k for k in y if k in x])
-        lines.append("| %s | %d | %.2f%% | %.2f%% | p99 %.1f%% |" % (label, s["n"], s["p50"], s["p95"], s["p99"]))
+        lines.append(retest_row(label, diff_stats(x, y, [k for k in y if k in x])))
     lines += ["", "Against AIConfigurator's H100 vLLM bf16 table (the one that prices H100 roles) on the cells both "
                   "measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:", "",
               "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
