@@ -97,7 +97,18 @@ def section(tool):
 
 
 def check(tool, margin_p50, margin_p95):
+    """Exits non-zero if the grid's held-out error, or the datasheet transfer between it and the H100 grid, grew
+    past the figures recorded in VALIDATION (ctest)."""
     mt.check(tool, margin_p50, margin_p95, VALIDATION, table, GPU)
+    rec = json.load(open(VALIDATION))["transfer_ape_pct"]
+    got = transfer(tool, mt.table_b_c(), table())
+    for direction, want in sorted(rec.items()):
+        g = got[direction]["transfer"]
+        if g["n"] != want["n"] or g["p50"] > want["p50"] + margin_p50 or g["p95"] > want["p95"] + margin_p95:
+            raise SystemExit("datasheet transfer between the measured GEMM grids regressed, %s: n %d, p50 / p95 "
+                             "%.2f / %.2f%% against recorded n %d, %.2f / %.2f%%" % (
+                                 direction, g["n"], g["p50"], g["p95"], want["n"], want["p50"], want["p95"]))
+    print("datasheet transfer between the measured GEMM grids within the recorded figures")
 
 
 if __name__ == "__main__":

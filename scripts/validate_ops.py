@@ -8,8 +8,8 @@ Usage (from the repository root, after building):
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
     python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
                                                        # (profiles/measured/: the H100 and H200 GEMM grids'
-                                                       # held-out error and the attention predictor on
-                                                       # mixed-length batches, ctest)
+                                                       # held-out error and the transfer between them, and the
+                                                       # attention predictor on mixed-length batches, ctest)
 
 For every GPU/backend with tables it runs DIR/cli/servesim_opcheck (the simulator's own C++ predictors: whole
 grid lines are held out, the predictor is rebuilt from the rest, the held-out measurements are predicted) and
