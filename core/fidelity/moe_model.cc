@@ -219,12 +219,16 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
     std::vector<double> mean(xs.size());
     for (std::size_t i = 0; i < xs.size(); ++i) mean[i] = mean_over_draws(static_cast<std::int64_t>(xs[i]));
     sampled_ref_ = LogCurve(xs, mean);
-    // The generator's switch (tokens x topk > experts, moe_loads): the measured counts either side of it.
+    // The generator's switch (tokens x topk > experts, moe_loads): the measured counts either side of it (one pair
+    // at most, the counts rising), when a whole count lies between them.
     for (std::size_t i = 0; i + 1 < xs.size(); ++i)
-      if (xs[i] * topk_ <= experts_ && xs[i + 1] * topk_ > experts_ && xs[i + 1] - xs[i] >= 2) {
-        switch_lo_ = xs[i];
-        switch_hi_ = xs[i + 1];
-        switch_ref_.assign(static_cast<std::size_t>(xs[i + 1] - xs[i] - 1), std::nan(""));
+      if (xs[i] * topk_ <= experts_ && xs[i + 1] * topk_ > experts_) {
+        if (xs[i + 1] - xs[i] >= 2) {
+          switch_lo_ = xs[i];
+          switch_hi_ = xs[i + 1];
+          switch_ref_.assign(static_cast<std::size_t>(xs[i + 1] - xs[i] - 1), std::nan(""));
+        }
+        break;
       }
   }
   std::vector<double> model(xs.size()), res(xs.size());

@@ -64,8 +64,8 @@ TEST_CASE("the small scenario's result hash is pinned", "[api][session]") {
   CHECK(fnv1a64(text) == 0x2fb41f7ec0ad4f54ULL);  // 3437407044849454932 (re-pinned: the validation.json MoE
   // figures it quotes moved with power-law curves read across the generator's switch; the simulated times did not:
   // with the previous validation.json files the previous pin holds); previous pins 0x639df38afbc0b8a4 (FA3 prefills
-  // step where a call leaves one MMA warpgroup), 0x9c12a44100e368b1 (FA3 split-kernel output traffic), 0x9e2079c3da222eb8 (FA3 static split
-  // count), 0x4c0e8a481f8dbcaa (MLA decode-path
+  // step where a call leaves one MMA warpgroup), 0x9c12a44100e368b1 (FA3 split-kernel output traffic),
+  // 0x9e2079c3da222eb8 (FA3 static split count), 0x4c0e8a481f8dbcaa (MLA decode-path
   // split), 0x2b343c044da48f30 (decode batch transport), 0xe3f7e152a3e1aa03
   // (GEMM corners, one-token decode calls), 0x24dd5e8efa6908a4 (collective curves read non-decreasing),
   // 0xa1cae2adba6a15d5, 0xd520682224696cc9, 0x2195ebcce9f8cc2f, 0xb40bb43ed5bc30c9, 0x8f820681a51170b6, 0xa1ac293db3b87017 (GEMM token readings),
