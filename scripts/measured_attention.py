@@ -1,10 +1,10 @@
-"""Mixed-batch attention servesim measured itself (profiles/measured/H100-SXM/attention_mixed/,
-scripts/measure/attention_mixed.py): the simulator's attention predictor, built from a uniform grid of one kernel,
+"""Mixed-batch attention servesim measured itself (profiles/measured/<GPU>/attention_mixed/ for the H100 and the
+H200, scripts/measure/attention_mixed.py): the simulator's attention predictor, built from a uniform grid of one kernel,
 scored on batches of mixed lengths timed on the same kernel, against the total-tokens proxy and against the
 uniform-equivalent lookup without the work model's composition ratio.
 
-Used by scripts/validate_ops.py (the section "Mixed-batch attention measured here" of docs/validation.md, and
-`--check-measured`). Run alone it prints the section. Standard library only.
+Used by scripts/validate_ops.py (the sections "Mixed-batch attention measured here" of docs/validation.md, one per
+GPU, and `--check-measured`). Run alone it prints the sections. Standard library only.
 """
 
 import math
@@ -19,22 +19,31 @@ import gen_tables
 import measured_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DIR = os.path.join(ROOT, "profiles", "measured", "H100-SXM", "attention_mixed")
-VALIDATION = os.path.join(DIR, "validation.json")
-FILES = ["sweep_seed1", "repeat_seed1", "more_seed2", "decode_seed3", "order_repeat_seed3", "decode_seed4",
-         "prefill_seed5"]
+GPUS = ["H100-SXM", "H200-SXM"]  # where the files were measured (the H200's hold no order_repeat_seed3)
 # repeat_seed1 re-times sweep_seed1's cells and order_repeat_seed3 decode_seed3's decode_order cells: repeatability.
 SCORED = ["sweep_seed1", "more_seed2", "decode_seed3", "decode_seed4", "prefill_seed5"]
 RAGGED = ["prefill", "chunked", "decode", "decode_order", "mixed"]
 # A cell whose slowest timed block took more than this times its fastest was disturbed (as for the GEMM grid).
 MAX_SPREAD = 1.5
 DTYPE = "bfloat16"
-SMS = 132  # the H100 SXM the files were measured on
 
 
-def load(name):
+def data_dir(gpu):
+    return os.path.join(ROOT, "profiles", "measured", gpu, "attention_mixed")
+
+
+def validation_path(gpu):
+    return os.path.join(data_dir(gpu), "validation.json")
+
+
+def sm_count(gpu):
+    with open(os.path.join(ROOT, "profiles", "gpus", gpu + ".json")) as f:
+        return gen_tables.json.load(f)["sm_count"]
+
+
+def load(gpu, name):
     """Cells of one committed CSV: dicts with cfg (heads, kv_heads, head_dim), set, id, reqs [(q, k)], us."""
-    rows, _ = gen_tables.read_csv(os.path.join(DIR, name + ".csv.gz"))
+    rows, _ = gen_tables.read_csv(os.path.join(data_dir(gpu), name + ".csv.gz"))
     out = []
     for r in rows:
         if r["error"] or not r["latency"] or float(r["spread"]) > MAX_SPREAD:
@@ -46,12 +55,12 @@ def load(name):
     return out, len(rows) - len(out)
 
 
-def write_profile(root, cells):
-    """The uniform cells as a profile the simulator's loader reads: ROOT/H100-SXM/measured/{context,generation}_
+def write_profile(root, gpu, cells):
+    """The uniform cells as a profile the simulator's loader reads: ROOT/<gpu>/measured/{context,generation}_
     attention.json (AIConfigurator's key and axes), and the GPU's facts for its SM count."""
-    os.makedirs(os.path.join(root, "H100-SXM", "measured"))
+    os.makedirs(os.path.join(root, gpu, "measured"))
     os.makedirs(os.path.join(root, "gpus"))
-    shutil.copy(os.path.join(ROOT, "profiles", "gpus", "H100-SXM.json"), os.path.join(root, "gpus"))
+    shutil.copy(os.path.join(ROOT, "profiles", "gpus", gpu + ".json"), os.path.join(root, "gpus"))
     for op, phase, axis in (("context_attention", "uniform_prefill", "isl"),
                             ("generation_attention", "uniform_decode", "kv_len")):
         g = gen_tables.Grid(["kv_cache_dtype", "head_dim", "num_heads", "num_kv_heads"], ["batch", axis])
@@ -60,13 +69,13 @@ def write_profile(root, cells):
                 h, kv, d = c["cfg"]
                 g.add((DTYPE, d, h, kv), (len(c["reqs"]), c["reqs"][0][1]), c["us"] / 1000.0,
                       "aten._flash_attention_forward")
-        with open(os.path.join(root, "H100-SXM", "measured", op + ".json"), "w") as f:
+        with open(os.path.join(root, gpu, "measured", op + ".json"), "w") as f:
             f.write(measured_tables.table_file_text(op, g))
 
 
-def query(tool, root, lines):
+def query(tool, root, gpu, lines):
     """servesim_opcheck --query answers (us, or None where it could not price) for `lines`."""
-    p = subprocess.run([tool, "--query", root, "H100-SXM", "measured"], input="\n".join(lines) + "\n",
+    p = subprocess.run([tool, "--query", root, gpu, "measured"], input="\n".join(lines) + "\n",
                        capture_output=True, text=True, check=True)
     out = []
     for a in p.stdout.split("\n")[:len(lines)]:
@@ -140,7 +149,7 @@ class TokenProxy:
         return math.exp(math.log(y[i]) + f * math.log(y[i + 1] / y[i]))
 
 
-def predictions(tool, cells):
+def predictions(tool, gpu, cells):
     """Per cell: simulator, uniform-equivalent and total-tokens-proxy predictions (us), priced from the same file's
     uniform grid."""
     lines, where = [], []
@@ -156,8 +165,8 @@ def predictions(tool, cells):
                 where.append((id(c), tag))
                 lines.append(line)
     with tempfile.TemporaryDirectory() as tmp:
-        write_profile(tmp, cells)
-        answers = query(tool, tmp, lines)
+        write_profile(tmp, gpu, cells)
+        answers = query(tool, tmp, gpu, lines)
     pred = {}
     for (cid, tag), v in zip(where, answers):
         d = pred.setdefault(cid, {})
@@ -189,22 +198,97 @@ def ape_stats(pairs):
             "max": round(max(a), 2) if a else 0.0, "signed": round(statistics.median(e), 2) if e else 0.0}
 
 
-def repeat_stats(rows, first, repeat, sets=None):
-    """|diff| of the cells of scored file `first` (in `rows`) timed again in file `repeat`, optionally only `sets`."""
-    again = {(c["cfg"], c["set"], c["id"]): c["us"] for c in load(repeat)[0] if sets is None or c["set"] in sets}
+def repeat_stats(gpu, rows, first, repeat, sets=None):
+    """|diff| of the cells of scored file `first` (in `rows`) timed again in file `repeat`, optionally only `sets`;
+    None where `repeat` was not measured on `gpu`."""
+    if not os.path.exists(os.path.join(data_dir(gpu), repeat + ".csv.gz")):
+        return None
+    again = {(c["cfg"], c["set"], c["id"]): c["us"] for c in load(gpu, repeat)[0] if sets is None or c["set"] in sets}
     return ape_stats([(again[k], r["us"]) for r in rows if r["file"] == first
                       for k in [(r["cfg"], r["set"], r["id"])] if k in again])
 
 
-def scored(tool):
+def scored(tool, gpu):
     """Predictions for the scored files' cells (priced by `tool`, servesim_opcheck), and how many disturbed cells
     were left out."""
     rows, dropped = [], 0
     for name in SCORED:
-        cells, d = load(name)
-        rows += [dict(r, file=name) for r in predictions(tool, cells)]
+        cells, d = load(gpu, name)
+        rows += [dict(r, file=name) for r in predictions(tool, gpu, cells)]
         dropped += d
     return rows, dropped
+
+
+def uniform_cells(gpu):
+    """Every scored file's uniform cells on `gpu`."""
+    return [c for name in SCORED for c in load(gpu, name)[0] if c["set"].startswith("uniform_")]
+
+
+def uniform_profile(root, gpu):
+    """Writes <root>/<gpu>/measured/ from uniform_cells(gpu) (a shape timed in several files: their mean)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_profile(tmp, gpu, uniform_cells(gpu))
+        shutil.move(os.path.join(tmp, gpu), os.path.join(root, gpu))
+
+
+def transfer(tool):
+    """servesim_opcheck --transfer between the two GPUs' uniform grids (the same-architecture rule): {"H100-SXM ->
+    H200-SXM": {"attention_prefill": {"transfer": ..., "unscaled": ...}, "attention_decode": ...}, the reverse}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("gpus", "models"):  # the datasheets and DeepSeek-V3 (which the check loads)
+            os.symlink(os.path.join(ROOT, "profiles", name), os.path.join(tmp, name))
+        for gpu in GPUS:
+            uniform_profile(tmp, gpu)
+        p = subprocess.run([tool, "--transfer", tmp, "measured:%s:%s" % tuple(GPUS),
+                            "measured:%s:%s" % tuple(reversed(GPUS))], capture_output=True, text=True, check=True)
+    pairs = gen_tables.json.loads(p.stdout)["pairs"]
+    return {"%s -> %s" % (pair["from"], pair["to"]): pair["families"] for pair in pairs}
+
+
+def h200_lines(tool):
+    """The two GPUs compared on the same uniform cells, and the datasheet transfer between their uniform grids."""
+    def uniform(gpu):
+        by = {}
+        for c in uniform_cells(gpu):
+            by.setdefault((c["set"], c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
+        return {k: statistics.fmean(v) for k, v in by.items()}
+    a, b = (uniform(g) for g in GPUS)
+    sms = sm_count(GPUS[0])
+    groups = {"prefill": [], "split": [], "unsplit": []}
+    for k in a:
+        if k in b:
+            phase, (h, kv, d), n, s = k
+            g = "prefill" if phase == "uniform_prefill" else "split" if n * kv < 0.8 * 2 * sms else "unsplit"
+            groups[g].append(b[k] / a[k])
+    ratios = {g: round(statistics.median(v), 3) for g, v in groups.items()}
+    moved = transfer(tool)
+    hbm = [gen_tables.json.load(open(os.path.join(ROOT, "profiles", "gpus", g + ".json")))["hbm_tb_s"] for g in GPUS]
+
+    def example(n, keys):  # 32 query heads over 8 KV heads of 128: the H100's share of its HBM bandwidth, both times
+        k = ("uniform_decode", (32, 8, 128), n, keys)
+        moved_bytes = n * keys * 2 * 8 * 128 * 2
+        return "%d requests of %d keys: %.0f / %.0f us, %.0f%% of the H100's HBM bandwidth" % (
+            n, keys, a[k], b[k], 100 * moved_bytes / (a[k] * 1e-6) / (hbm[0] * 1e12))
+    lines = ["", "The H200 against the H100 on the same uniform cells (H200 time / H100 time, median): prefill %.3f; "
+                 "decodes FlashAttention-2 splits %.3f, decodes it does not split (batch x KV heads at least 80%% of "
+                 "2 x %d CTA slots) %.3f. The unsplit kernel, one CTA per (request, KV head) over all its keys, keeps "
+                 "the H100's time where HBM would allow less (32 query heads over 8 KV heads of 128, %s), while split "
+                 "decodes of long contexts follow the HBM ratio (%s; %.2f / %.2f TB/s = %.2f). FlashAttention-2's "
+                 "unsplit decode is limited by what its resident CTAs stream, not by HBM (the simulator's hbm_ctas "
+                 "constant, fitted per table)."
+                 % (ratios["prefill"], ratios["split"], sms, ratios["unsplit"], example(64, 16384),
+                    example(16, 65536), hbm[0], hbm[1], hbm[0] / hbm[1]),
+             "", "The datasheet transfer (same-architecture rule, t' = t - roof + roof', as between AIConfigurator's "
+                 "H100 and H200 tables above) between the two measured uniform grids, p50 / p95 / max of "
+                 "|transferred / measured - 1|; `as measured` leaves the other GPU's time unchanged:", "",
+             "| direction | family | n | transfer | as measured |", "|---|---|---|---|---|"]
+    for d, fams in moved.items():
+        for fam in ("attention_prefill", "attention_decode"):
+            t, u = fams[fam]["transfer"], fams[fam]["unscaled"]
+            lines.append("| %s | %s | %d | %.2f%% / %.2f%% / %.1f%% | %.2f%% / %.2f%% / %.1f%% |" % (
+                d, fam, t["n"], t["p50"], t["p95"], t["max"], u["p50"], u["p95"], u["max"]))
+    return lines, {"h200_over_h100": ratios,
+                   "transfer_ape_pct": {d: {f: v["transfer"] for f, v in fams.items()} for d, fams in moved.items()}}
 
 
 def row_stats(rows, key):
@@ -219,14 +303,18 @@ def fmt_n(s):
     return "%s (n %d)" % (fmt(s), s["n"]) if s["n"] else "-"
 
 
-def section(tool):
-    """Markdown lines for docs/validation.md and the summary recorded in VALIDATION."""
-    rows, dropped = scored(tool)
+DEVICE = {"H100-SXM": "an H100 80GB HBM3", "H200-SXM": "an H200 (lent, 2026-11-28; the H100's script and software)"}
+
+
+def section(tool, gpu):
+    """Markdown lines for docs/validation.md and the summary recorded in validation_path(gpu)."""
+    rows, dropped = scored(tool, gpu)
+    sms = sm_count(gpu)
     cfgs = sorted({r["cfg"] for r in rows}, key=lambda c: (c[2], c[0], c[1]))
     counts = {s: sum(1 for r in rows if r["set"] == s) for s in ["uniform_prefill", "uniform_decode"] + RAGGED}
-    lines = ["", "### Mixed-batch attention measured here (H100-SXM, bf16, FlashAttention-2 varlen)", "",
-             "Measured by servesim on an H100 80GB HBM3 (`scripts/measure/attention_mixed.py`; data and method in "
-             "profiles/measured/H100-SXM/attention_mixed/README.md). One kernel (PyTorch's bundled FlashAttention-2 "
+    lines = ["", "### Mixed-batch attention measured here (%s, bf16, FlashAttention-2 varlen)" % gpu, "",
+             "Measured by servesim on %s (`scripts/measure/attention_mixed.py`; data and method in "
+             "profiles/measured/%s/attention_mixed/README.md). One kernel (PyTorch's bundled FlashAttention-2 "
              "varlen forward, one call per batch, causal) timed on a uniform grid per head configuration (%d prefill "
              "and %d decode cells, AIConfigurator's axes) and on batches whose requests differ in length: %d whole "
              "prompts of mixed lengths, %d prompt chunks over cached prefixes, %d decodes over mixed KV lengths (%d more "
@@ -240,7 +328,8 @@ def section(tool):
              "without the work model's ratio for the batch's composition; `total-tokens proxy` predicts from the "
              "batch's total tokens only (new tokens in prefill, keys in decode). %d disturbed cells (timed blocks "
              "spread over %.1fx) left out." %
-             (counts["uniform_prefill"], counts["uniform_decode"], counts["prefill"], counts["chunked"],
+             (DEVICE[gpu], gpu, counts["uniform_prefill"], counts["uniform_decode"], counts["prefill"],
+              counts["chunked"],
               counts["decode"], counts["decode_order"], counts["mixed"], len(cfgs), ", ".join("%d/%d/%d" % c for c in cfgs), dropped,
               MAX_SPREAD),
              "", "| batches | n | simulator p50 / p95 | signed median | max | uniform equivalent p50 / p95 | "
@@ -262,9 +351,11 @@ def section(tool):
         pre = row_stats([r for r in rows if r["cfg"] == c and r["set"] in ("prefill", "chunked")], "sim")
         dec = row_stats([r for r in rows if r["cfg"] == c and r["set"] == "decode"], "sim")
         lines.append("- %d/%d/%d: %s; %s" % (c + (fmt_n(pre), fmt_n(dec))))
-    # Decodes by file: sweep_seed1 chose the decode rule's free choices; the other files are held out.
+    # Decodes by file: the H100's sweep_seed1 chose the decode rule's free choices; every other file is held out.
+    chose = gpu == GPUS[0]
     lines += ["", "Decodes of mixed KV lengths by file (simulator p50 / p95, signed median; `split` batches are those "
-                  "FlashAttention-2 splits, batch x KV heads under 80% of 2 x 132 CTA slots, `unsplit` the rest):", ""]
+                  "FlashAttention-2 splits, batch x KV heads under 80%% of 2 x %d CTA slots, `unsplit` the rest):"
+              % sms, ""]
     by_file = {}
     for name in SCORED:
         sub = [r for r in rows if r["file"] == name and r["set"] == "decode"]
@@ -273,15 +364,15 @@ def section(tool):
         st = row_stats(sub, "sim")
         parts = {}
         for tag, keep in (("split", True), ("unsplit", False)):
-            part = [r for r in sub if (len(r["reqs"]) * r["cfg"][1] < 0.8 * 2 * SMS) == keep]
+            part = [r for r in sub if (len(r["reqs"]) * r["cfg"][1] < 0.8 * 2 * sms) == keep]
             parts[tag] = row_stats(part, "sim")
         by_file[name] = dict(parts, all=st)
         lines.append("- %s%s: %s, %+.1f%% (n %d); split %+.1f%% (n %d), unsplit %+.1f%% (n %d)" % (
-            name, " (chose the rule)" if name == SCORED[0] else "", fmt(st), st["signed"], st["n"],
+            name, " (chose the rule)" if chose and name == SCORED[0] else "", fmt(st), st["signed"], st["n"],
             parts["split"]["signed"], parts["split"]["n"], parts["unsplit"]["signed"], parts["unsplit"]["n"]))
-    # Prompts and chunks by file: sweep_seed1 chose kKeyTileLoadShare; the others are held out.
-    lines += ["", "Prompts and chunks by file (simulator p50 / p95, signed median; sweep_seed1 chose the prefill "
-                  "tile-load share, core/fidelity/attention_model.h `kKeyTileLoadShare`):", ""]
+    # Prompts and chunks by file: the H100's sweep_seed1 chose kKeyTileLoadShare; every other file is held out.
+    lines += ["", "Prompts and chunks by file (simulator p50 / p95, signed median; the H100's sweep_seed1 chose the "
+                  "prefill tile-load share, core/fidelity/attention_model.h `kKeyTileLoadShare`):", ""]
     pre_by_file = {}
     for name in SCORED:
         got = {s: row_stats([r for r in rows if r["file"] == name and r["set"] == s], "sim")
@@ -290,7 +381,8 @@ def section(tool):
             continue
         pre_by_file[name] = got
         lines.append("- %s%s: prompts %s, %+.1f%% (n %d); chunks %s, %+.1f%% (n %d)" % (
-            name, " (chose the share)" if name == SCORED[0] else "", fmt(got["prefill"]), got["prefill"]["signed"],
+            name, " (chose the share)" if chose and name == SCORED[0] else "", fmt(got["prefill"]),
+            got["prefill"]["signed"],
             got["prefill"]["n"], fmt(got["chunked"]), got["chunked"]["signed"], got["chunked"]["n"]))
     summary["prefill_by_file"] = pre_by_file
     # Launch order: the same lengths with the long requests first and last (the simulator does not see the order).
@@ -304,13 +396,14 @@ def section(tool):
     if ratios:
         order.update({"median_last_over_first": round(statistics.median(ratios), 3),
                       "p05": round(gen_tables.pct(ratios, 0.05), 3), "p95": round(gen_tables.pct(ratios, 0.95), 3)})
-        order["repeat"] = repeat_stats(rows, "decode_seed3", "order_repeat_seed3", {"decode_order"})
+        order["repeat"] = repeat_stats(gpu, rows, "decode_seed3", "order_repeat_seed3", {"decode_order"})
+        again = ("; the same cells timed twice differ by p50 %.2f%% / p95 %.2f%%. The order moves the time by no more "
+                 "than the timing repeats, so the simulator, which does not model it, loses little there" % (
+                     order["repeat"]["p50"], order["repeat"]["p95"])) if order["repeat"] else \
+            " (not timed twice on this GPU; the simulator does not model the order)"
         lines += ["", "Launch order (decode_order: %d batches of a few long among many short requests, timed with the "
-                      "long requests first and with them last): last / first median %.3f, 5-95%% range %.2f-%.2f; "
-                      "the same cells timed twice differ by p50 %.2f%% / p95 %.2f%%. The order moves the time by no more "
-                      "than the timing repeats, so the simulator, which does not model it, loses little there." % (
-                          len(ratios), order["median_last_over_first"], order["p05"], order["p95"],
-                          order["repeat"]["p50"], order["repeat"]["p95"])]
+                      "long requests first and with them last): last / first median %.3f, 5-95%% range %.2f-%.2f%s." % (
+                          len(ratios), order["median_last_over_first"], order["p05"], order["p95"], again)]
     summary["decode_by_file"] = by_file
     summary["launch_order"] = order
     # One call or two: the mixed step against its two parts timed alone.
@@ -325,7 +418,7 @@ def section(tool):
           "by_config": {"%d/%d/%d" % c: round(statistics.median(v), 3) for c, v in sorted(ratio.items())}}
     parts = row_stats([r for r in rows if r["set"] in ("mixed_p", "mixed_d")], "sim")
     # Repeatability: the same cells timed twice, one lease apart.
-    rep = repeat_stats(rows, "sweep_seed1", "repeat_seed1")
+    rep = repeat_stats(gpu, rows, "sweep_seed1", "repeat_seed1")
     lines += ["", "A mixed step as one call against its prefill and decode parts timed alone (what pricing them "
                   "separately assumes): the call took %.2fx their sum at the median (n %d); by head configuration %s. "
                   "No penalty without grouped heads (32/32/128): in FlashAttention-2's varlen forward, decode "
@@ -339,24 +432,40 @@ def section(tool):
                   "%.1f%% (n %d)." % (rep["p50"], rep["p95"], rep["max"], rep["n"])]
     summary["mixed_call_over_parts"] = fs
     summary["repeatability"] = rep
-    return lines, {"ape_pct": summary, "scored": SCORED, "kernel": "aten._flash_attention_forward (FlashAttention-2 "
+    extra = {}
+    if gpu == GPUS[1]:
+        more, extra = h200_lines(tool)
+        lines += more
+    return lines, {**extra, "ape_pct": summary, "scored": SCORED,
+                   "kernel": "aten._flash_attention_forward (FlashAttention-2 "
                    "varlen, bf16, causal)"}
 
 
-def check(tool, margin_p50, margin_p95):
-    """Exits non-zero if the simulator's error on the measured ragged batches grew past the recorded figures."""
-    rec = gen_tables.json.load(open(VALIDATION))["ape_pct"]
-    rows, _ = scored(tool)
+def check(tool, gpu, margin_p50, margin_p95):
+    """Exits non-zero if the simulator's error on `gpu`'s measured ragged batches grew past the recorded figures."""
+    rec = gen_tables.json.load(open(validation_path(gpu)))["ape_pct"]
+    rows, _ = scored(tool, gpu)
     for s in RAGGED:
         got = row_stats([r for r in rows if r["set"] == s], "sim")
         want = rec[s]["simulator"]
         if got["n"] != want["n"] or got["p50"] > want["p50"] + margin_p50 or got["p95"] > want["p95"] + margin_p95:
-            raise SystemExit("measured mixed-batch attention error regressed on %s: n %d, p50 / p95 %.2f / %.2f%% "
-                             "against recorded n %d, %.2f / %.2f%%" % (s, got["n"], got["p50"], got["p95"], want["n"],
+            raise SystemExit("measured mixed-batch attention error regressed on %s %s: n %d, p50 / p95 %.2f / %.2f%% "
+                             "against recorded n %d, %.2f / %.2f%%" % (gpu, s, got["n"], got["p50"], got["p95"],
+                                                                      want["n"],
                                                                       want["p50"], want["p95"]))
-    print("measured mixed-batch attention error within the recorded figures")
+    if gpu == GPUS[1]:
+        want = gen_tables.json.load(open(validation_path(gpu)))["transfer_ape_pct"]
+        for direction, fams in transfer(tool).items():
+            for fam, w in want[direction].items():
+                g = fams[fam]["transfer"]
+                if g["n"] != w["n"] or g["p50"] > w["p50"] + margin_p50 or g["p95"] > w["p95"] + margin_p95:
+                    raise SystemExit("datasheet transfer between the measured attention grids regressed, %s %s: n %d, "
+                                     "p50 / p95 %.2f / %.2f%% against recorded n %d, %.2f / %.2f%%" % (
+                                         direction, fam, g["n"], g["p50"], g["p95"], w["n"], w["p50"], w["p95"]))
+    print("measured mixed-batch attention error within the recorded figures (%s)" % gpu)
 
 
 if __name__ == "__main__":
-    print("\n".join(section(os.path.join(ROOT, "build", "native", "cli", "servesim_opcheck"))[0]))
+    for g in GPUS:
+        print("\n".join(section(os.path.join(ROOT, "build", "native", "cli", "servesim_opcheck"), g)[0]))
     sys.exit(0)

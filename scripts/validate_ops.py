@@ -179,7 +179,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
     ap.add_argument("--check-measured", action="store_true",
-                    help="fail if the held-out error of profiles/measured/'s GEMM grids grew past the recorded one")
+                    help="fail if the errors recorded for profiles/measured/'s GEMM and attention data grew")
     args = ap.parse_args()
     tool = os.path.join(args.build, "cli", "servesim_opcheck")
     if not os.path.exists(tool):
@@ -189,7 +189,9 @@ def main():
     if args.check_measured:
         measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
         measured_gemm_h200.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
-        return measured_attention.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+        for gpu in measured_attention.GPUS:
+            measured_attention.check(tool, gpu, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+        return
     today = datetime.date.today().isoformat()
     results = []
     for gpu, _ in gen_tables.GPUS:
@@ -420,9 +422,11 @@ def main():
     hlines, hsummary = measured_gemm_h200.section(tool)
     lines += hlines
     write_json(measured_gemm_h200.VALIDATION, dict(hsummary, command="python3 scripts/validate_ops.py", date=today))
-    alines, asummary = measured_attention.section(tool)
-    lines += alines
-    write_json(measured_attention.VALIDATION, dict(asummary, command="python3 scripts/validate_ops.py", date=today))
+    for gpu in measured_attention.GPUS:
+        alines, asummary = measured_attention.section(tool, gpu)
+        lines += alines
+        write_json(measured_attention.validation_path(gpu),
+                   dict(asummary, command="python3 scripts/validate_ops.py", date=today))
     lines += measured_l2.section()
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from validate_e2e import replace_section  # noqa: E402

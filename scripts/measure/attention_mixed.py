@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Measure varlen FlashAttention latency on uniform and on mixed (ragged) batches on the local GPU.
 
-Needs a CUDA GPU and PyTorch; nothing in the build or the tests runs it. What it wrote on an H100 is committed
-under profiles/measured/H100-SXM/attention_mixed/ (README there) and scored by scripts/measured_attention.py.
+Needs a CUDA GPU and PyTorch; nothing in the build or the tests runs it. What it wrote on an H100 and on an H200 is
+committed under profiles/measured/{H100-SXM,H200-SXM}/attention_mixed/ (READMEs there) and scored by
+scripts/measured_attention.py.
 
 Why: the measured attention tables (AIConfigurator's) hold uniform batches only, b requests of one length. The
 simulator prices a serving batch, whose requests differ in length, from such a grid through its per-request work
