@@ -35,6 +35,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_tables  # noqa: E402
+import cross_gpu_floor  # noqa: E402
 import heldout_floor  # noqa: E402
 import measured_attention  # noqa: E402
 import measured_l2  # noqa: E402
@@ -416,6 +417,7 @@ def main():
             s = stats(e)
             lines.append("- %s %s: p50 %.2f%%, p95 %.2f%% (n %d)" % (gpu, tab["key"][0], s["p50"], s["p95"], s["n"]))
     lines += heldout_floor.section(results)
+    lines += cross_gpu_floor.section(PROFILES, results)[0]
     mlines, msummary = measured_tables.gemm_section(tool)
     lines += mlines
     write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))

@@ -1,0 +1,94 @@
+"""How well two campaigns agree where the GPUs should not differ: prefill attention on the H100 and the H200.
+
+The H200 has the H100's SMs, clocks and tensor peaks (only HBM differs), so a compute-bound kernel run with the same
+software should take the same time on both. AIConfigurator measured both GPUs with the same backend versions. For each
+compute-bound grid (context attention, its sliding-window variant, the MLA context module) this compares the cells
+both GPUs measured: the median H200 / H100 time, and the scatter of each cell's ratio around that median. The same
+figure for servesim's own uniform prefill cells (profiles/measured/*/attention_mixed, one kernel timed the same way on
+both GPUs) says what two careful campaigns give. A grid scattering well beyond that carries noise of its own, and
+its held-out error (the table above) cannot fall below it. Standard library only; used by scripts/validate_ops.py.
+"""
+
+import itertools
+import json
+import math
+import os
+import statistics
+
+import gen_tables
+import measured_attention
+
+GPUS = ("H100-SXM", "H200-SXM")
+FAMILIES = (("attention_prefill", "context_attention.json"),
+            ("attention_prefill_window", "context_attention_window.json"),
+            ("mla_prefill", "mla_context.json"))
+
+
+def cells(path):
+    """{(key, axis point): us} of a table file."""
+    out = {}
+    with open(path) as f:
+        for tab in json.load(f)["tables"]:
+            key = json.dumps(tab["key"])
+            for point, v in zip(itertools.product(*tab["axes"]), tab["values"]):
+                if v:
+                    out[(key, point)] = v
+    return out
+
+
+def agreement(a, b):
+    """Median b / a over the common cells of two {cell: us}, and the p50 / p95 of |ratio / median - 1| in percent."""
+    logs = [math.log(b[c] / a[c]) for c in a if c in b]
+    if not logs:
+        return None
+    mid = statistics.median(logs)
+    dev = [(math.exp(abs(x - mid)) - 1) * 100 for x in logs]
+    return {"n": len(logs), "median_ratio": round(math.exp(mid), 3), "p50": round(gen_tables.pct(dev, 0.5), 2),
+            "p95": round(gen_tables.pct(dev, 0.95), 2)}
+
+
+def measured_prefill():
+    """servesim's own uniform prefill cells per GPU, {(config, batch, length): us} (shapes timed twice: the mean)."""
+    out = []
+    for gpu in GPUS:
+        by = {}
+        for c in measured_attention.uniform_cells(gpu):
+            if c["set"] == "uniform_prefill":
+                by.setdefault((c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
+        out.append({k: statistics.fmean(v) for k, v in by.items()})
+    return out
+
+
+def section(profiles, results):
+    """Lines of docs/validation.md; `results` are servesim_opcheck's reports (their held-out p50 / p95 beside)."""
+    held = {(r["gpu"], r["backend"], f): v["all"] for r in results for f, v in r["families"].items() if "all" in v}
+    lines = ["", "Two GPUs where they should agree (scripts/cross_gpu_floor.py): the H200 has the H100's SMs, clocks "
+                 "and tensor peaks, so compute-bound prefill grids measured with the same software should match. "
+                 "`scatter` is the p50 / p95 of each common cell's H200 / H100 ratio around the median ratio; "
+                 "`held out` the table above, H100 then H200 (`-`: no row there). servesim's own FlashAttention-2 "
+                 "cells, timed the same way on both GPUs, give the scatter of two careful campaigns.", "",
+             "| source | family | n | median H200 / H100 | scatter p50 / p95 | held out p50 / p95 (H100; H200) |",
+             "|---|---|---|---|---|---|"]
+    summary = {}
+    for backend in ("vllm", "trtllm"):
+        for family, name in FAMILIES:
+            paths = [os.path.join(profiles, g, backend, name) for g in GPUS]
+            if not all(os.path.exists(p) for p in paths):
+                continue
+            s = agreement(*(cells(p) for p in paths))
+            if s is None:
+                continue
+            summary["%s %s" % (backend, family)] = s
+            hs = [held.get((g, backend, family)) for g in GPUS]
+            lines.append("| AIConfigurator %s | %s | %d | %.3f | %.2f%% / %.2f%% | %s |" % (
+                backend, family, s["n"], s["median_ratio"], s["p50"], s["p95"],
+                "; ".join("%.2f%% / %.2f%%" % (h["p50"], h["p95"]) if h else "-" for h in hs)))
+    s = agreement(*measured_prefill())
+    summary["servesim attention_prefill"] = s
+    lines.append("| servesim (FlashAttention-2 varlen) | attention_prefill | %d | %.3f | %.2f%% / %.2f%% | - |" % (
+        s["n"], s["median_ratio"], s["p50"], s["p95"]))
+    return lines, summary
+
+
+if __name__ == "__main__":
+    print("\n".join(section(os.path.join(measured_attention.ROOT, "profiles"), [])[0]))
