@@ -9,6 +9,7 @@ both GPUs) says what two careful campaigns give. A grid scattering well beyond t
 its held-out error (the table above) cannot fall below it. Standard library only; used by scripts/validate_ops.py.
 """
 
+import csv
 import itertools
 import json
 import math
@@ -88,6 +89,56 @@ def section(profiles, results):
     lines.append("| servesim (FlashAttention-2 varlen) | attention_prefill | %d | %.3f | %.2f%% / %.2f%% | - |" % (
         s["n"], s["median_ratio"], s["p50"], s["p95"]))
     return lines, summary
+
+
+def cell_errors(path):
+    """{family: {(table, held-out axis, point): signed error %}} from a servesim_opcheck --cells file."""
+    out = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            out.setdefault(r["family"], {})[(r["table"], r["held_out"], r["at"])] = (
+                float(r["predicted_us"]) / float(r["measured_us"]) - 1) * 100
+    return out
+
+
+def repeat_stats(a, b):
+    """Two {cell: signed error %} of the same held-out cells on two GPUs: how alike the misses are. n, the Pearson
+    correlation of the errors, and of the first GPU's cells over 10% the share over 10% with the same sign on the
+    second."""
+    both = [c for c in a if c in b]
+    if len(both) < 3:
+        return None
+    x, y = [a[c] for c in both], [b[c] for c in both]
+    mx, my = statistics.fmean(x), statistics.fmean(y)
+    sxy = sum((u - mx) * (v - my) for u, v in zip(x, y))
+    sxx, syy = sum((u - mx) ** 2 for u in x), sum((v - my) ** 2 for v in y)
+    over = [c for c in both if abs(a[c]) > 10]
+    again = sum(1 for c in over if abs(b[c]) > 10 and (a[c] > 0) == (b[c] > 0))
+    return {"n": len(both), "corr": round(sxy / math.sqrt(sxx * syy), 2) if sxx > 0 and syy > 0 else 0.0,
+            "over_10pct": len(over), "repeat_pct": round(100.0 * again / len(over), 1) if over else 0.0}
+
+
+def repeat_section(errors):
+    """Lines of docs/validation.md from {(gpu, backend): cell_errors(...)}: per backend and family, how the H100's
+    held-out misses repeat on the H200."""
+    lines = ["", "The same held-out cells missed on both GPUs (scripts/cross_gpu_floor.py, from servesim_opcheck "
+                 "--cells): where the H200's grid repeats the H100's shapes, the correlation of the two GPUs' signed "
+                 "errors, and of the H100's cells over 10% the share over 10% with the same sign on the H200. Misses "
+                 "that repeat are the kernel's behaviour between measured lines, which a better model could follow; "
+                 "misses that do not are each campaign's own. (The cells file rounds its times, so a count over 10% "
+                 "may differ by one from the table above.)", "",
+             "| backend | family | n | correlation | H100 cells over 10% | repeated on H200 |",
+             "|---|---|---|---|---|---|"]
+    for backend in ("vllm", "trtllm"):
+        a, b = errors.get((GPUS[0], backend)), errors.get((GPUS[1], backend))
+        if not a or not b:
+            continue
+        for family in a:
+            s = repeat_stats(a[family], b.get(family, {}))
+            if s:
+                lines.append("| %s | %s | %d | %.2f | %d | %.1f%% |" % (backend, family, s["n"], s["corr"],
+                                                                    s["over_10pct"], s["repeat_pct"]))
+    return lines
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -195,12 +196,18 @@ def main():
         return
     today = datetime.date.today().isoformat()
     results = []
+    cell_errors = {}  # (gpu, backend) -> per-cell held-out errors, for the two GPUs cross_gpu_floor compares
     for gpu, _ in gen_tables.GPUS:
         for backend in ("vllm", "trtllm", "sglang"):
             if not os.path.isdir(os.path.join(PROFILES, gpu, backend)):
                 continue
             print("checking %s/%s ..." % (gpu, backend), file=sys.stderr)
-            p = subprocess.run([tool, PROFILES, gpu, backend], capture_output=True, text=True, check=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                cells = os.path.join(tmp, "cells.csv")
+                p = subprocess.run([tool, PROFILES, gpu, backend, "--cells", cells], capture_output=True, text=True,
+                                   check=True)
+                if gpu in cross_gpu_floor.GPUS:
+                    cell_errors[(gpu, backend)] = cross_gpu_floor.cell_errors(cells)
             rep = json.loads(p.stdout)
             results.append(rep)
             path = os.path.join(PROFILES, gpu, backend, "validation.json")
@@ -418,6 +425,7 @@ def main():
             lines.append("- %s %s: p50 %.2f%%, p95 %.2f%% (n %d)" % (gpu, tab["key"][0], s["p50"], s["p95"], s["n"]))
     lines += heldout_floor.section(results)
     lines += cross_gpu_floor.section(PROFILES, results)[0]
+    lines += cross_gpu_floor.repeat_section(cell_errors)
     mlines, msummary = measured_tables.gemm_section(tool)
     lines += mlines
     write_json(measured_tables.VALIDATION, dict(msummary, command="python3 scripts/validate_ops.py", date=today))

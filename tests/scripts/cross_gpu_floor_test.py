@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/cross_gpu_floor.py's agreement on hand-made cells: a second table that is the first times a constant has
 that constant as its median ratio and no scatter; one cell off by 20% among ten shows at p95, not at p50; cells only
-one table holds are left out."""
+one table holds are left out. repeat_stats: identical misses correlate 1 and repeat, opposite ones -1 and do not."""
 import os
 import sys
 
@@ -22,6 +22,17 @@ if got["n"] != 10 or got["median_ratio"] != 1.0 or got["p50"] != 0.0 or abs(got[
     fails.append("one cell off: %r" % (got,))
 if cg.agreement(a, {("x", (1, 1)): 1.0}) is not None:
     fails.append("no common cell: expected None")
+# Held-out misses on two GPUs: the same errors correlate 1 and every cell over 10% repeats; a sign flip does not.
+e1 = {("t", "isl", str(i)): x for i, x in enumerate([12.0, -3.0, 1.0, -15.0, 4.0])}
+got = cg.repeat_stats(e1, dict(e1))
+if got != {"n": 5, "corr": 1.0, "over_10pct": 2, "repeat_pct": 100.0}:
+    fails.append("repeat_stats, same errors: %r" % (got,))
+flipped = {c: -x for c, x in e1.items()}
+got = cg.repeat_stats(e1, flipped)
+if got["corr"] != -1.0 or got["repeat_pct"] != 0.0:
+    fails.append("repeat_stats, flipped: %r" % (got,))
+if cg.repeat_stats(e1, {("t", "isl", "0"): 1.0}) is not None:
+    fails.append("repeat_stats, one common cell: expected None")
 if fails:
     print("\n".join(fails))
     sys.exit(1)
