@@ -36,9 +36,10 @@ def validation_path(gpu):
     return os.path.join(data_dir(gpu), "validation.json")
 
 
-def sm_count(gpu):
+def gpu_fact(gpu, field):
+    """One field of profiles/gpus/<gpu>.json (sm_count, hbm_tb_s)."""
     with open(os.path.join(ROOT, "profiles", "gpus", gpu + ".json")) as f:
-        return gen_tables.json.load(f)["sm_count"]
+        return gen_tables.json.load(f)[field]
 
 
 def load(gpu, name):
@@ -253,16 +254,16 @@ def h200_lines(tool):
             by.setdefault((c["set"], c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
         return {k: statistics.fmean(v) for k, v in by.items()}
     a, b = (uniform(g) for g in GPUS)
-    sms = sm_count(GPUS[0])
+    sms = gpu_fact(GPUS[0], "sm_count")
     groups = {"prefill": [], "split": [], "unsplit": []}
     for k in a:
         if k in b:
-            phase, (h, kv, d), n, s = k
+            phase, (_, kv, _), n, _ = k
             g = "prefill" if phase == "uniform_prefill" else "split" if n * kv < 0.8 * 2 * sms else "unsplit"
             groups[g].append(b[k] / a[k])
     ratios = {g: round(statistics.median(v), 3) for g, v in groups.items()}
     moved = transfer(tool)
-    hbm = [gen_tables.json.load(open(os.path.join(ROOT, "profiles", "gpus", g + ".json")))["hbm_tb_s"] for g in GPUS]
+    hbm = [gpu_fact(g, "hbm_tb_s") for g in GPUS]
 
     def example(n, keys):  # 32 query heads over 8 KV heads of 128: the H100's share of its HBM bandwidth, both times
         k = ("uniform_decode", (32, 8, 128), n, keys)
@@ -309,7 +310,7 @@ DEVICE = {"H100-SXM": "an H100 80GB HBM3", "H200-SXM": "an H200 (lent, 2026-11-2
 def section(tool, gpu):
     """Markdown lines for docs/validation.md and the summary recorded in validation_path(gpu)."""
     rows, dropped = scored(tool, gpu)
-    sms = sm_count(gpu)
+    sms = gpu_fact(gpu, "sm_count")
     cfgs = sorted({r["cfg"] for r in rows}, key=lambda c: (c[2], c[0], c[1]))
     counts = {s: sum(1 for r in rows if r["set"] == s) for s in ["uniform_prefill", "uniform_decode"] + RAGGED}
     lines = ["", "### Mixed-batch attention measured here (%s, bf16, FlashAttention-2 varlen)" % gpu, "",
