@@ -49,15 +49,9 @@ def agreement(a, b):
 
 
 def measured_prefill():
-    """servesim's own uniform prefill cells per GPU, {(config, batch, length): us} (shapes timed twice: the mean)."""
-    out = []
-    for gpu in GPUS:
-        by = {}
-        for c in measured_attention.uniform_cells(gpu):
-            if c["set"] == "uniform_prefill":
-                by.setdefault((c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
-        out.append({k: statistics.fmean(v) for k, v in by.items()})
-    return out
+    """servesim's own uniform prefill cells per GPU, {(set, config, batch, length): us} (measured_attention)."""
+    return [{k: v for k, v in measured_attention.uniform_means(gpu).items() if k[0] == "uniform_prefill"}
+            for gpu in GPUS]
 
 
 def section(profiles, results):

@@ -56,12 +56,14 @@ def load(gpu, name):
     return out, len(rows) - len(out)
 
 
-def write_profile(root, gpu, cells):
+def write_profile(root, gpu, cells, datasheet=True):
     """The uniform cells as a profile the simulator's loader reads: ROOT/<gpu>/measured/{context,generation}_
-    attention.json (AIConfigurator's key and axes), and the GPU's facts for its SM count."""
+    attention.json (AIConfigurator's key and axes), and (`datasheet`) the GPU's facts for its SM count (a shape
+    timed in several files: their mean)."""
     os.makedirs(os.path.join(root, gpu, "measured"))
-    os.makedirs(os.path.join(root, "gpus"))
-    shutil.copy(os.path.join(ROOT, "profiles", "gpus", gpu + ".json"), os.path.join(root, "gpus"))
+    if datasheet:
+        os.makedirs(os.path.join(root, "gpus"))
+        shutil.copy(os.path.join(ROOT, "profiles", "gpus", gpu + ".json"), os.path.join(root, "gpus"))
     for op, phase, axis in (("context_attention", "uniform_prefill", "isl"),
                             ("generation_attention", "uniform_decode", "kv_len")):
         g = gen_tables.Grid(["kv_cache_dtype", "head_dim", "num_heads", "num_kv_heads"], ["batch", axis])
@@ -225,35 +227,26 @@ def uniform_cells(gpu):
     return [c for name in SCORED for c in load(gpu, name)[0] if c["set"].startswith("uniform_")]
 
 
-def uniform_profile(root, gpu):
-    """Writes <root>/<gpu>/measured/ from uniform_cells(gpu) (a shape timed in several files: their mean)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        write_profile(tmp, gpu, uniform_cells(gpu))
-        shutil.move(os.path.join(tmp, gpu), os.path.join(root, gpu))
+def uniform_means(gpu):
+    """{(set, cfg, batch, length): us} of uniform_cells(gpu), a shape timed in several files at their mean."""
+    by = {}
+    for c in uniform_cells(gpu):
+        by.setdefault((c["set"], c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
+    return {k: statistics.fmean(v) for k, v in by.items()}
 
 
 def transfer(tool):
     """servesim_opcheck --transfer between the two GPUs' uniform grids (the same-architecture rule): {"H100-SXM ->
     H200-SXM": {"attention_prefill": {"transfer": ..., "unscaled": ...}, "attention_decode": ...}, the reverse}."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in ("gpus", "models"):  # the datasheets and DeepSeek-V3 (which the check loads)
-            os.symlink(os.path.join(ROOT, "profiles", name), os.path.join(tmp, name))
+    def write(profiles):
         for gpu in GPUS:
-            uniform_profile(tmp, gpu)
-        p = subprocess.run([tool, "--transfer", tmp, "measured:%s:%s" % tuple(GPUS),
-                            "measured:%s:%s" % tuple(reversed(GPUS))], capture_output=True, text=True, check=True)
-    pairs = gen_tables.json.loads(p.stdout)["pairs"]
-    return {"%s -> %s" % (pair["from"], pair["to"]): pair["families"] for pair in pairs}
+            write_profile(profiles, gpu, uniform_cells(gpu), datasheet=False)
+    return measured_tables.transfer_pairs(tool, GPUS[1], write)
 
 
 def h200_lines(tool):
     """The two GPUs compared on the same uniform cells, and the datasheet transfer between their uniform grids."""
-    def uniform(gpu):
-        by = {}
-        for c in uniform_cells(gpu):
-            by.setdefault((c["set"], c["cfg"], len(c["reqs"]), c["reqs"][0][1]), []).append(c["us"])
-        return {k: statistics.fmean(v) for k, v in by.items()}
-    a, b = (uniform(g) for g in GPUS)
+    a, b = (uniform_means(g) for g in GPUS)
     sms = gpu_fact(GPUS[0], "sm_count")
     groups = {"prefill": [], "split": [], "unsplit": []}
     for k in a:
@@ -448,21 +441,14 @@ def check(tool, gpu, margin_p50, margin_p95):
     rows, _ = scored(tool, gpu)
     for s in RAGGED:
         got = row_stats([r for r in rows if r["set"] == s], "sim")
-        want = rec[s]["simulator"]
-        if got["n"] != want["n"] or got["p50"] > want["p50"] + margin_p50 or got["p95"] > want["p95"] + margin_p95:
-            raise SystemExit("measured mixed-batch attention error regressed on %s %s: n %d, p50 / p95 %.2f / %.2f%% "
-                             "against recorded n %d, %.2f / %.2f%%" % (gpu, s, got["n"], got["p50"], got["p95"],
-                                                                      want["n"],
-                                                                      want["p50"], want["p95"]))
+        measured_tables.require_within("measured mixed-batch attention error on %s %s" % (gpu, s), got,
+                                       rec[s]["simulator"], margin_p50, margin_p95)
     if gpu == GPUS[1]:
         want = gen_tables.json.load(open(validation_path(gpu)))["transfer_ape_pct"]
         for direction, fams in transfer(tool).items():
             for fam, w in want[direction].items():
-                g = fams[fam]["transfer"]
-                if g["n"] != w["n"] or g["p50"] > w["p50"] + margin_p50 or g["p95"] > w["p95"] + margin_p95:
-                    raise SystemExit("datasheet transfer between the measured attention grids regressed, %s %s: n %d, "
-                                     "p50 / p95 %.2f / %.2f%% against recorded n %d, %.2f / %.2f%%" % (
-                                         direction, fam, g["n"], g["p50"], g["p95"], w["n"], w["p50"], w["p95"]))
+                measured_tables.require_within("datasheet transfer between the measured attention grids, %s %s" % (
+                    direction, fam), fams[fam]["transfer"], w, margin_p50, margin_p95)
     print("measured mixed-batch attention error within the recorded figures (%s)" % gpu)
 
 

@@ -10,8 +10,6 @@ Used by scripts/validate_ops.py (the section "GEMM grid measured here, H200" of 
 
 import json
 import os
-import subprocess
-import tempfile
 
 import measured_tables as mt
 
@@ -36,14 +34,10 @@ def retest():
 def transfer(tool, h100_cells, h200_cells):
     """servesim_opcheck --transfer's bf16 GEMM figures between two grids ({(m, n, k): us}) standing for the H100's
     and the H200's tables: {"H100-SXM -> H200-SXM": {"transfer": ..., "unscaled": ...}, the reverse: ...}."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in ("gpus", "models"):  # the datasheets and DeepSeek-V3 (which the check loads)
-            os.symlink(os.path.join(mt.ROOT, "profiles", name), os.path.join(tmp, name))
-        mt.write_gemm_table(tmp, mt.H100, h100_cells)
-        mt.write_gemm_table(tmp, GPU, h200_cells)
-        p = subprocess.run([tool, "--transfer", tmp, "measured:%s:%s" % (mt.H100, GPU),
-                            "measured:%s:%s" % (GPU, mt.H100)], capture_output=True, text=True, check=True)
-    return {"%s -> %s" % (pair["from"], pair["to"]): pair["families"]["gemm"] for pair in json.loads(p.stdout)["pairs"]}
+    def write(profiles):
+        mt.write_gemm_table(profiles, mt.H100, h100_cells)
+        mt.write_gemm_table(profiles, GPU, h200_cells)
+    return {d: fams["gemm"] for d, fams in mt.transfer_pairs(tool, GPU, write).items()}
 
 
 def section(tool):
@@ -70,14 +64,12 @@ def section(tool):
     first, again = retest()
     lines.append(mt.retest_row("test-retest, %d random cells of sweep a timed again right after it, in random order"
                                % len(first), mt.diff_stats(again, first, list(first))))
-    lines += ["", "Against AIConfigurator's H200 vLLM bf16 table (the one that prices H200 roles) on the cells both "
-                  "measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:", "",
-              "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
-    lines += [mt.diff_row(label, st) for label, st in mt.bucketed(grid, aic, aic)]
-    lines += ["", "Against the H100 grid measured the same way (H200 / H100 - 1), by the H100's latency: the H200 has "
-                  "the H100's SMs and clocks and 1.43x its HBM bandwidth by the datasheets (4.8 / 3.35 TB/s).", "",
-              "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
-    lines += [mt.diff_row(label, st) for label, st in mt.bucketed(grid, h100, h100)]
+    lines += mt.bucket_table("Against AIConfigurator's H200 vLLM bf16 table (the one that prices H200 roles) on the "
+                             "cells both measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:",
+                             grid, aic)
+    lines += mt.bucket_table("Against the H100 grid measured the same way (H200 / H100 - 1), by the H100's latency: "
+                             "the H200 has the H100's SMs and clocks and 1.43x its HBM bandwidth by the datasheets "
+                             "(4.8 / 3.35 TB/s).", grid, h100)
     clean = transfer(tool, h100, grid)
     both = set(aic) & set(aic100)
     aic_t = transfer(tool, {c: aic100[c] for c in both}, {c: aic[c] for c in both})
@@ -103,11 +95,8 @@ def check(tool, margin_p50, margin_p95):
     rec = json.load(open(VALIDATION))["transfer_ape_pct"]
     got = transfer(tool, mt.table_b_c(), table())
     for direction, want in sorted(rec.items()):
-        g = got[direction]["transfer"]
-        if g["n"] != want["n"] or g["p50"] > want["p50"] + margin_p50 or g["p95"] > want["p95"] + margin_p95:
-            raise SystemExit("datasheet transfer between the measured GEMM grids regressed, %s: n %d, p50 / p95 "
-                             "%.2f / %.2f%% against recorded n %d, %.2f / %.2f%%" % (
-                                 direction, g["n"], g["p50"], g["p95"], want["n"], want["p50"], want["p95"]))
+        mt.require_within("datasheet transfer between the measured GEMM grids, %s" % direction,
+                          got[direction]["transfer"], want, margin_p50, margin_p95)
     print("datasheet transfer between the measured GEMM grids within the recorded figures")
 
 

@@ -132,10 +132,7 @@ def check(tool, margin_p50, margin_p95, validation=VALIDATION, table=table_b_c, 
     in `validation` (ctest)."""
     rec = gen_tables.json.load(open(validation))["heldout_ape_pct"]
     got = heldout(tool, table(), gpu)
-    if got["n"] != rec["n"] or got["p50"] > rec["p50"] + margin_p50 or got["p95"] > rec["p95"] + margin_p95:
-        raise SystemExit("%s measured-grid GEMM held-out error regressed: n %d, p50 / p95 %.2f / %.2f%% against "
-                         "recorded n %d, %.2f / %.2f%%" % (gpu, got["n"], got["p50"], got["p95"], rec["n"], rec["p50"],
-                                                          rec["p95"]))
+    require_within("%s measured-grid GEMM held-out error" % gpu, got, rec, margin_p50, margin_p95)
     print("%s measured-grid GEMM held-out error within the recorded figures: p50 / p95 %.2f / %.2f%%"
           % (gpu, got["p50"], got["p95"]))
 
@@ -155,6 +152,34 @@ def retest_row(label, s):
 
 def diff_row(label, s):
     return "| %s | %d | %+.2f%% | %.2f%% | %.2f%% |" % (label, s["n"], s["signed"], s["p50"], s["p95"])
+
+
+def bucket_table(intro, a, b):
+    """Markdown lines: `intro`, then a against b (a / b - 1) overall and per latency bucket of b (bucketed)."""
+    return (["", intro, "", "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"] +
+            [diff_row(label, st) for label, st in bucketed(a, b, b)])
+
+
+def require_within(what, got, want, margin_p50, margin_p95):
+    """Exits non-zero (ctest) when `got` (n / p50 / p95) holds another n than the recorded `want`, or a p50 / p95
+    above it by more than the margins."""
+    if got["n"] != want["n"] or got["p50"] > want["p50"] + margin_p50 or got["p95"] > want["p95"] + margin_p95:
+        raise SystemExit("%s regressed: n %d, p50 / p95 %.2f / %.2f%% against recorded n %d, %.2f / %.2f%%" % (
+            what, got["n"], got["p50"], got["p95"], want["n"], want["p50"], want["p95"]))
+
+
+def transfer_pairs(tool, gpu, write_tables):
+    """servesim_opcheck --transfer both ways between the H100 and `gpu`, whose `measured` tables
+    `write_tables(profiles_dir)` writes: {"H100-SXM -> <gpu>": {family: {"transfer": ..., "unscaled": ...}}, the
+    reverse: ...}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("gpus", "models"):  # the datasheets and DeepSeek-V3 (which the check loads)
+            os.symlink(os.path.join(ROOT, "profiles", name), os.path.join(tmp, name))
+        write_tables(tmp)
+        p = subprocess.run([tool, "--transfer", tmp, "measured:%s:%s" % (H100, gpu), "measured:%s:%s" % (gpu, H100)],
+                           capture_output=True, text=True, check=True)
+    return {"%s -> %s" % (pair["from"], pair["to"]): pair["families"]
+            for pair in gen_tables.json.loads(p.stdout)["pairs"]}
 
 
 def gemm_section(tool):
@@ -195,15 +220,13 @@ def gemm_section(tool):
     for label, x, y in (("test-retest, sweep b vs c (same method)", c, b),
                         ("test-retest, sweep a (no clock settling) vs b", a, b)):
         lines.append(retest_row(label, diff_stats(x, y, [k for k in y if k in x])))
-    lines += ["", "Against AIConfigurator's H100 vLLM bf16 table (the one that prices H100 roles) on the cells both "
-                  "measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:", "",
-              "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
-    lines += [diff_row(label, s) for label, s in bucketed(table, aic, aic)]
-    lines += ["", "What the weights hold: %d cells of AIConfigurator's grid (random sample), timed with zero weights, "
-                  "random-normal weights, and zero weights again, one after the other (random weights / zero weights "
-                  "- 1, by the zero-weight latency; random activations throughout):" % len(rn), "",
-              "| cells | n | signed median | abs p50 | abs p95 |", "|---|---|---|---|---|"]
-    lines += [diff_row(label, s) for label, s in bucketed(rn, z1, z1)]
+    lines += bucket_table("Against AIConfigurator's H100 vLLM bf16 table (the one that prices H100 roles) on the "
+                          "cells both measured (this grid / AIConfigurator - 1), by AIConfigurator's latency:",
+                          table, aic)
+    lines += bucket_table("What the weights hold: %d cells of AIConfigurator's grid (random sample), timed with zero "
+                          "weights, random-normal weights, and zero weights again, one after the other (random "
+                          "weights / zero weights - 1, by the zero-weight latency; random activations throughout):"
+                          % len(rn), rn, z1)
     s = diff_stats(z2, z1, [k for k in z1 if k in z2])
     sz, sr = diff_stats(z1, aic, [k for k in z1 if k in aic]), diff_stats(rn, aic, [k for k in rn if k in aic])
     big = [k for k in z1 if k in aic and aic[k] >= 100]
