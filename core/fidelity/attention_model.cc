@@ -403,13 +403,56 @@ bool xqa_supports(const AttentionGeometry& g) {
   return g.kv_heads > 0 && g.heads != g.kv_heads && g.heads % g.kv_heads == 0 && g.heads / g.kv_heads <= 32;
 }
 
-// The masked multi-head attention kernel's blocks per sequence (multi_block_grid_setup): enough to fill the SMs
-// once with one CTA per (request, query head), at most one per 128 keys.
-std::int64_t mmha_seq_len_tiles(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max) {
-  const std::int64_t per_seq = std::max<std::int64_t>(1, requests * g.heads);
-  const std::int64_t balanced = (g.sms + per_seq - 1) / per_seq;
-  return std::max<std::int64_t>(1, std::min(balanced, nb_max));
+// A TensorRT-LLM decode geometry XQA never takes: every batch runs on the masked multi-head attention kernel.
+bool mmha_runs_whole(const AttentionGeometry& g) {
+  return g.split_kv == AttentionGeometry::SplitKv::kXqa && !xqa_supports(g);
 }
+
+}  // namespace
+
+// TensorRT-LLM's masked multi-head attention launch (AttentionOp's generation enqueue, mmha_launch_kernel_ex,
+// multi_block_grid_setup), multi-block mode on as TensorRT-LLM runs it: one CTA per (request, query head, block of
+// keys).
+//  - Blocks per sequence only when request x query heads leave SMs free: at most ceil(SMs / those), the one wave of
+//    one large CTA per SM the engine sizes its buffers for (getMaxNumSeqLenTile), and at most one per key loop of the
+//    CTA (its threads / threads per value, times an unroll of 8 keys; threads per value = head size rounded up to a
+//    power of two x 2 bytes / 16).
+//  - CTA size: 256 threads when the CTAs fill 4 per SM without splitting; otherwise scaled up towards 1024 threads by
+//    how far the batch is from that (256, 512 or 1024).
+//  - Register-bound residency: 1024 threads an SM (kMmhaResidentThreadsPerSm), so one 1024-thread CTA, two of 512,
+//    four of 256; CTAs beyond that run in further waves.
+MmhaLaunch mmha_launch(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx) {
+  MmhaLaunch l;
+  const std::int64_t sms = std::max(1, g.sms);
+  const std::int64_t total = std::max<std::int64_t>(1, requests) * std::max(1, g.heads);
+  const std::int64_t per_sm_256 = kMmhaResidentThreadsPerSm / 256;
+  const bool multi = total < sms;
+  if (!multi && total >= per_sm_256 * sms) {
+    l.threads = 256;
+  } else {
+    const std::int64_t factor = std::min(ceil_div(sms * per_sm_256, total), per_sm_256);
+    const std::int64_t dyn = std::min<std::int64_t>(256 * factor, 1024);
+    l.threads = dyn < 512 ? 256 : dyn < 1024 ? 512 : 1024;
+  }
+  const std::int64_t keys = window_keys(g, max_ctx) + 1;
+  if (multi) {
+    std::int64_t dh = 1;
+    while (dh < g.head_dim) dh *= 2;
+    const std::int64_t per_value = std::max<std::int64_t>(1, dh * 2 / 16);
+    const std::int64_t loop = ceil_div(l.threads, per_value) * 8;
+    l.tiles = std::max<std::int64_t>(1, std::min(ceil_div(sms, total), ceil_div(keys, loop)));
+  }
+  l.keys_per_cta = ceil_div(keys, l.tiles);
+  l.ctas = total * l.tiles;
+  // Shared memory: the CTA's logits, 16 bytes per 4 keys in fp32 plus their 16-bit copy (smem_size_in_bytes), and
+  // the 1 KiB the driver reserves per CTA; long single-CTA requests fit fewer per SM than the registers allow.
+  const std::int64_t smem = ceil_div(l.keys_per_cta + 1, 4) * 24 + 1024;
+  const std::int64_t by_smem = std::max<std::int64_t>(1, kMmhaSmemPerSm / smem);
+  l.waves = ceil_div(l.ctas, sms * std::min<std::int64_t>(kMmhaResidentThreadsPerSm / l.threads, by_smem));
+  return l;
+}
+
+namespace {
 
 // FlashAttention-3's key block for a decode over vLLM's paged cache (tile_size_fwd_sm90, one query row so not
 // causal, pages not whole key blocks so no TMA): bf16 192 (one MMA warpgroup; 160 with two) at head 64, 128 at 128,
@@ -464,7 +507,7 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
     // TensorRT-LLM runs its masked multi-head attention kernel where XQA has no kernel (the whole grid) or would
     // launch too few blocks with a bf16 / fp16 KV cache (a fallback beside XQA's own features below; with an FP8
     // cache XQA takes every batch).
-    const bool whole = !xqa_supports(g);
+    const bool whole = mmha_runs_whole(g);
     if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, whole, f);
     if (whole) return;
   }
@@ -542,26 +585,20 @@ double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, st
 
 void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {
   const double s = g.sms;
-  const std::int64_t nb_max = decode_key_tiles(g, max_ctx);
-  const auto splits = static_cast<double>(mmha_seq_len_tiles(g, requests, nb_max));
-  const double ctas = static_cast<double>(requests) * g.heads * splits;
-  // Two steps the tables show at every head count and batch: a request's keys x head size reaching 64Ki elements,
-  // and more than two CTAs per SM (kMmhaKeyElementsStep, kMmhaCtasPerSmStep); CTAs beyond the 8 per SM that fit at
-  // once (256-thread CTAs) run in further waves.
-  const auto longest_keys = static_cast<double>(window_keys(g, max_ctx));
-  f[5] = longest_keys * g.head_dim >= kMmhaKeyElementsStep ? 1.0 : 0.0;
-  f[8] = ctas > kMmhaCtasPerSmStep * s ? 1.0 : 0.0;
-  f[9] = std::max(0.0, ctas / (kMmhaResidentCtasPerSm * s) - 1.0);
+  const MmhaLaunch l = mmha_launch(g, requests, max_ctx);
+  // The critical path: waves of the longest CTA's keys (key by key, so keys, not 128-key tiles).
+  const double path = static_cast<double>(l.waves) * static_cast<double>(l.keys_per_cta) / g.block_n;
+  f[5] = l.tiles > 1 ? 1.0 : 0.0;  // multi-block mode: partial outputs and their reduction
+  f[8] = static_cast<double>(l.waves - 1);
   if (!whole) {
     // A batch XQA would take with too few blocks: the fallback's own fixed and per-key cost beside XQA's.
     f[6] = 1.0;
-    f[7] = static_cast<double>(nb_max);
+    f[7] = static_cast<double>(decode_key_tiles(g, max_ctx));
     return;
   }
-  // A grid the masked kernel runs whole: one CTA per (request, query head, block of keys); its loads are key by
-  // key, so the work counts keys (a window's), not 128-key tiles.
-  launch_features(g, keys / g.block_n * g.heads / s, longest_keys / g.block_n / splits,
-                  static_cast<double>(g.heads) * splits, ctas, s, splits, requests, f);
+  f[2] = std::max(keys / g.block_n * g.heads / s, path);
+  f[3] = static_cast<double>(l.ctas) / s;
+  f[4] = l.tiles > 1 ? static_cast<double>(requests) * g.heads / s : 0.0;
 }
 
 bool all_one_token(const std::vector<PrefillChunk>& chunks) {
@@ -807,7 +844,9 @@ bool AttentionPredictor::fit(const OpGrid& grid, bool decode, const AttentionGeo
     else raw_less_step_ = OpGrid();
   }
   grid_ = &grid;
-  if (choose && model_.ok) choose_interp(grid);
+  // A grid TensorRT-LLM runs whole on its masked multi-head attention kernel: the work model follows that kernel's
+  // launch (mmha_launch), so its residual is what interpolates (docs/validation.md); other grids choose.
+  if (choose && model_.ok && !(decode && mmha_runs_whole(geo))) choose_interp(grid);
   return true;
 }
 

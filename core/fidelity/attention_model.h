@@ -195,29 +195,42 @@ constexpr int kPrefillFeatures = 5;
 /// its group swap (AttentionGeometry::swapped_gqa_copies), and in f[7] 1 when it splits the keys (SplitKv::kBatch):
 /// the split path launches a second kernel, the combine. A100 vLLM table, 1 request, 4 query heads over 1 KV head of
 /// 128: 12.5 us at 128 keys (one 128-key block, no split), 17.8 us at 256 (two blocks, two splits), 18.0 at 512.
-/// For TensorRT-LLM (SplitKv::kXqa), the batches it runs on its masked multi-head attention kernel instead of XQA: in
-/// f[5] the step at kMmhaKeyElementsStep, in f[6] and f[7] 1 and the longest request's key tiles (beside XQA's
-/// features, for a batch XQA would take with too few blocks), in f[8] the step over kMmhaCtasPerSmStep CTAs per SM and
-/// in f[9] the waves beyond kMmhaResidentCtasPerSm. XQA runs grouped
-/// heads only, 2 to 32 query heads per KV head (supportConfigCommon, supportConfigHMMA), and takes a batch only when KV
-/// heads x requests x max(1, longest history / 128), times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or
-/// always with an FP8 KV cache, which the masked kernel does not read beside bf16 / fp16 queries
-/// (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids show no such step). H100 TRT-LLM table, 32 query heads
-/// over 2 KV heads of 128, 2-128 keys: 16 requests (32 blocks, under 132 / 4) take 13.4-18.6 us, 32 requests (XQA)
-/// 10.0-10.3 us.
+/// For TensorRT-LLM (SplitKv::kXqa), the batches it runs on its masked multi-head attention kernel instead of XQA
+/// (priced by its launch, mmha_launch): in f[5] multi-block mode, in f[8] the waves beyond the first, and in f[6] and
+/// f[7] 1 and the longest request's key tiles (beside XQA's features, for a batch XQA would take with too few blocks);
+/// for a grid XQA never takes, f[2..4] are the launch's own (the longest CTA's keys times the waves, or the keys over
+/// the SMs; its CTAs; the partial results combined). XQA runs grouped heads only, 2 to 32 query heads per KV head
+/// (supportConfigCommon, supportConfigHMMA), and takes a batch only when KV heads x requests x max(1, longest history
+/// / 128), times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or always with an FP8 KV cache, which the
+/// masked kernel does not read beside bf16 / fp16 queries (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids
+/// show no such step). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128, 2-128 keys: 16 requests (32 blocks,
+/// under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
 ///
-/// TensorRT-LLM's masked multi-head attention kernel (the batches SplitKv::kXqa does not run on XQA): one CTA per
-/// (request, query head, block of keys), blocks per request enough to fill the SMs once (multi_block_grid_setup). Its
-/// cost steps where the tables show it, alike at every head count, batch and KV dtype. H100 TensorRT-LLM grids of as
-/// many KV heads as query heads, at 2 keys: up to 2 CTAs per SM take 7.5-10.3 us (median 8.9; 342 cells, all but the
-/// 40-head grids' 4 requests, 14.5-15.2 us), 3-8 per SM 12.2-15.4 us, and beyond the 8 per SM that fit at once
-/// (256-thread CTAs, 2048 threads an SM) a wave of 8 per SM each (2048 CTAs 23.4-25.0 us, 4096 42.3-45.3 us). One to
-/// four requests of up to 64 CTAs step from a median 11.3 us (9.6-12.0) to 15.5 us (14.9-16.9) where a request's
-/// keys x head size goes from 32Ki to 64Ki elements (head 64 at 1024 keys, 128 at 512, 256 at 256), whatever the
-/// element size. The thresholds were read off the whole tables; validation holds out grid lines, not them.
-constexpr double kMmhaCtasPerSmStep = 2;
-constexpr double kMmhaResidentCtasPerSm = 8;
-constexpr double kMmhaKeyElementsStep = 65536;
+/// TensorRT-LLM's masked multi-head attention kernel: one CTA per (request, query head, block of keys). Its launch
+/// (mmha_launch) follows the engine's rules: multi-block mode only while requests x query heads leave SMs free, with
+/// at most ceil(SMs / those) blocks per request (the one wave of one large CTA per SM the engine sizes its buffers
+/// for) and at most one per key loop of the CTA; a CTA of 256 threads, or up to 1024 by how far the batch is from
+/// filling 4 per SM. Residency: kMmhaResidentThreadsPerSm threads an SM by the registers (read off the tables: the
+/// steps fall where 1024-thread CTAs run one per SM and 256-thread ones four; at 8 per SM, 12 query heads over 12 KV
+/// heads of 128 would take 4096 keys for 2 requests in one wave, where the H100 table steps from 17.1 us at 2048 keys
+/// to 41.9), and fewer where a CTA's logits fill the shared memory (kMmhaSmemPerSm, Hopper's; a table moved to
+/// another GPU keeps it). Every step the tables show falls on the launch: one request of 12 such heads steps from
+/// 11.2 to 15.1 us at 512 keys (multi-block, a second key loop of 1024 threads) and from 17.0 to 28.8 us at 8192
+/// (its 11 blocks, the most, reach 745 keys each); 40 heads at 4 requests (160 CTAs of 1024 threads, two waves) take
+/// 14.5 us at 2 keys where 2 requests take 8.8.
+constexpr int kMmhaResidentThreadsPerSm = 1024;
+constexpr std::int64_t kMmhaSmemPerSm = 228 * 1024;
+
+/// One launch of TensorRT-LLM's masked multi-head attention kernel: the longest request's context `max_ctx` is the
+/// kernel's timestep (the tables step where kv_len + 1 keys pass a key loop, so their kv_len is that timestep).
+struct MmhaLaunch {
+  int threads = 256;              ///< per CTA
+  std::int64_t tiles = 1;         ///< CTAs per (request, query head): the multi-block count
+  std::int64_t keys_per_cta = 1;  ///< the longest request's keys per CTA (timesteps_per_block)
+  std::int64_t ctas = 1;
+  std::int64_t waves = 1;         ///< over the SMs at the residency above
+};
+MmhaLaunch mmha_launch(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx);
 
 constexpr int kDecodeFeatures = 10;
 /// Room for either family's features.
