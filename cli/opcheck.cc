@@ -637,17 +637,40 @@ OJson check_deepep(const OpTable& t, const char* family) {
 
 }  // namespace
 
+/// The families a report can hold, in its order (`--family` picks one).
+const char* const kFamilies[] = {"gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
+                                 "custom_allreduce", "deepep_ll", "deepep_normal", "nccl", "p2p"};
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--transfer") return transfer_check_main(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "--query") return query_main(argc, argv);
-  if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--cells")) {
-    std::cerr << "usage: servesim_opcheck PROFILES_DIR GPU BACKEND [--cells FILE]\n";
+  const char* usage = "usage: servesim_opcheck PROFILES_DIR GPU BACKEND [--cells FILE] [--family NAME]\n";
+  std::string cells, only;
+  bool ok = argc >= 4;
+  for (int i = 4; ok && i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc || (flag != "--cells" && flag != "--family") ||
+        !(flag == "--cells" ? cells : only).empty())
+      ok = false;
+    else
+      (flag == "--cells" ? cells : only) = argv[i + 1];
+  }
+  if (!ok) {
+    std::cerr << usage;
     return 2;
   }
-  if (argc == 6 && !cell_log().open(argv[5])) {
-    std::cerr << "--cells: cannot write " << argv[5] << "\n";
+  if (!only.empty() && std::find(std::begin(kFamilies), std::end(kFamilies), only) == std::end(kFamilies)) {
+    std::cerr << "--family: unknown family \"" << only << "\" (one of";
+    for (const char* f : kFamilies) std::cerr << " " << f;
+    std::cerr << ")\n";
+    return 2;
+  }
+  if (!cells.empty() && !cell_log().open(cells)) {
+    std::cerr << "--cells: cannot write " << cells << "\n";
     return 1;
   }
+  // Every family unless --family names one (a report of that family alone, as the full report has it).
+  auto want = [&only](const char* family) { return only.empty() || only == family; };
   const std::string root = argv[1], gpu = argv[2], backend = argv[3];
   const GpuFacts facts = load_gpu_facts(root, gpu);
   OJson out;
@@ -658,7 +681,7 @@ int main(int argc, char** argv) {
   const std::string dir = root + "/" + gpu + "/" + backend + "/";
   if (load_op_table_file(dir + "gemm.json", t)) {
     out["backend_version"] = t.backend_version;
-    fam["gemm"] = check_gemm(t, backend);
+    if (want("gemm")) fam["gemm"] = check_gemm(t, backend);
   }
   L2Warmth l2;
   {
@@ -674,11 +697,12 @@ int main(int argc, char** argv) {
   {
     OpTable gen;
     const bool have_gen = load_op_table_file(dir + "generation_attention.json", gen);
-    if (load_op_table_file(dir + "context_attention.json", t))
+    if (want("attention_prefill") && load_op_table_file(dir + "context_attention.json", t))
       fam["attention_prefill"] = check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen : nullptr);
-    if (have_gen) fam["attention_decode"] = check_attention(gen, true, facts.sms, facts.hbm_tb_s, l2);
+    if (have_gen && want("attention_decode"))
+      fam["attention_decode"] = check_attention(gen, true, facts.sms, facts.hbm_tb_s, l2);
   }
-  {
+  if (want("mla_prefill") || want("mla_decode")) {
     OpTable gemm;
     MlaShapes sh;
     std::string text;
@@ -699,30 +723,32 @@ int main(int argc, char** argv) {
     load_op_table_file(dir + "gemm.json", gemm);
     const bool have_ctx = load_op_table_file(dir + "mla_context.json", ctx);
     const bool have_gen = load_op_table_file(dir + "mla_generation.json", gen);
-    if (have_ctx) {
+    if (have_ctx && want("mla_prefill")) {
       OJson j = check_mla(ctx, gen, gemm, false, facts.sms, sh);
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
     }
-    if (have_gen) {
+    if (have_gen && want("mla_decode")) {
       OJson j = check_mla(gen, ctx, gemm, true, facts.sms, sh);
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
     }
   }
-  if (load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
-  if (load_op_table_file(dir + "custom_allreduce.json", t))
+  if (want("moe") && load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
+  if (want("custom_allreduce") && load_op_table_file(dir + "custom_allreduce.json", t))
     fam["custom_allreduce"] = check_curves(
         t, "custom_allreduce", backend == "vllm" && vllm_all_reduce_nccl_at_buffer(facts.compute_capability));
-  if (load_op_table_file(dir + "deepep_ll.json", t)) fam["deepep_ll"] = check_deepep(t, "deepep_ll");
-  if (load_op_table_file(dir + "deepep_normal.json", t)) fam["deepep_normal"] = check_deepep(t, "deepep_normal");
+  if (want("deepep_ll") && load_op_table_file(dir + "deepep_ll.json", t))
+    fam["deepep_ll"] = check_deepep(t, "deepep_ll");
+  if (want("deepep_normal") && load_op_table_file(dir + "deepep_normal.json", t))
+    fam["deepep_normal"] = check_deepep(t, "deepep_normal");
   // The sglang folder holds only its DeepEP tables; the GPU's NCCL table is validated with the other backends.
-  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t))
+  if (want("nccl") && backend != "sglang" && load_op_table_file(root + "/" + gpu + "/nccl.json", t))
     fam["nccl"] = check_curves(t, "nccl");
-  if (backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t))
+  if (want("p2p") && backend != "sglang" && load_op_table_file(root + "/" + gpu + "/p2p.json", t))
     fam["p2p"] = check_curves(t, "p2p", false, false);
   out["families"] = fam;
   std::cout << out.dump(1) << "\n";
   if (!cell_log().close()) {
-    std::cerr << "--cells: writing " << argv[5] << " failed\n";
+    std::cerr << "--cells: writing " << cells << " failed\n";
     return 1;
   }
   return 0;

@@ -259,7 +259,7 @@ def main():
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%. `over 10%%`: held-out "
              "cells more than 10%% off, against the most the p95 goal allows (n - ceil(0.95 n), nearest rank). Every "
              "held-out cell of a row, measured and predicted: `servesim_opcheck profiles GPU BACKEND --cells FILE` "
-             "(CSV)." % today,
+             "(CSV; `--family NAME` for one family alone)." % today,
              ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max | over 10% / allowed |", "|---|---|---|---|---|---|---|"]
     for rep in results:

@@ -2,7 +2,8 @@
 """servesim_opcheck --cells FILE: one CSV line per held-out comparison behind every family's reported figure, so
 the per-family counts and the cells over 10% match the JSON's "all" (n, over_10pct) exactly, each line's error is
 its measured and predicted time's, a held-out cell is a measured cell of its table, and a bad invocation or an
-unwritable file is refused with a message and no report.
+unwritable file is refused with a message and no report. --family NAME reports that family alone, as the full report
+has it, with the same cells.
 
     opcheck_cells_test.py PATH_TO_servesim_opcheck"""
 import collections
@@ -54,7 +55,28 @@ i, j, k = ns.index(int(at["n"])), ks.index(int(at["k"])), ms.index(int(at["m"]))
 if abs(values[(i * len(ks) + j) * len(ms) + k] - float(r["measured_us"])) > 1e-6 * float(r["measured_us"]):
     fails.append("gemm cell %s is not the table's %s" % (r, values[(i * len(ks) + j) * len(ms) + k]))
 
+# One family alone: its entry and its cells as in the full run.
+with tempfile.TemporaryDirectory() as tmp:
+    for family in ("attention_decode", "nccl"):
+        path = os.path.join(tmp, family + ".csv")
+        q = subprocess.run([tool, PROFILES, "A100-80G", "vllm", "--family", family, "--cells", path],
+                           capture_output=True, text=True)
+        if q.returncode != 0:
+            fails.append("--family %s: exit %d, %s" % (family, q.returncode, q.stderr[:200]))
+            continue
+        one = json.loads(q.stdout)
+        if one["families"] != {family: families[family]}:
+            fails.append("--family %s: families %s differ from the full report's entry"
+                         % (family, sorted(one["families"])))
+        if {k: v for k, v in one.items() if k != "families"} != {k: v for k, v in json.loads(plain.stdout).items()
+                                                                   if k != "families"}:
+            fails.append("--family %s: the report's other fields differ" % family)
+        if list(csv.DictReader(open(path))) != [r for r in rows if r["family"] == family]:
+            fails.append("--family %s: its cells differ from the full run's" % family)
+
 for args, code in (([PROFILES, "A100-80G", "vllm", "--cells"], 2),
+                   ([PROFILES, "A100-80G", "vllm", "--family", "attention"], 2),
+                   ([PROFILES, "A100-80G", "vllm", "--family", "nccl", "--family", "p2p"], 2),
                    ([PROFILES, "A100-80G", "vllm", "--cell", "x.csv"], 2),
                    ([PROFILES, "A100-80G", "vllm", "--cells", os.path.join(ROOT, "no-such-dir", "x.csv")], 1)):
     q = subprocess.run([tool] + args, capture_output=True, text=True)
