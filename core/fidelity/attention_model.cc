@@ -444,9 +444,10 @@ MmhaLaunch mmha_launch(const AttentionGeometry& g, std::int64_t requests, std::i
   }
   l.keys_per_cta = ceil_div(keys, l.tiles);
   l.ctas = total * l.tiles;
-  // Shared memory: the CTA's logits, 16 bytes per 4 keys in fp32 plus their 16-bit copy (smem_size_in_bytes), and
-  // the 1 KiB the driver reserves per CTA; long single-CTA requests fit fewer per SM than the registers allow.
-  const std::int64_t smem = ceil_div(l.keys_per_cta + 1, 4) * 24 + 1024;
+  // Shared memory: the CTA's logits, 16 bytes per 4 timesteps in fp32 plus their 16-bit copy (smem_size_in_bytes:
+  // the block's timesteps + 1 in multi-block mode, the keys otherwise), and the 1 KiB the driver reserves per CTA;
+  // long single-CTA requests fit fewer per SM than the registers allow.
+  const std::int64_t smem = ceil_div(l.keys_per_cta + (l.tiles > 1 ? 1 : 0), 4) * 24 + 1024;
   const std::int64_t by_smem = std::max<std::int64_t>(1, kMmhaSmemPerSm / smem);
   l.waves = ceil_div(l.ctas, sms * std::min<std::int64_t>(kMmhaResidentThreadsPerSm / l.threads, by_smem));
   return l;
