@@ -504,13 +504,16 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   f[1] = static_cast<double>(requests);
   f[5] = g.prepare_step && requests <= kFa3PrepareMaxRequests ? 1.0 : 0.0;
   f[6] = f[7] = f[8] = f[9] = 0.0;
+  bool on_xqa = false;
   if (g.split_kv == AttentionGeometry::SplitKv::kXqa) {
     // TensorRT-LLM runs its masked multi-head attention kernel where XQA has no kernel (the whole grid) or would
     // launch too few blocks with a bf16 / fp16 KV cache (a fallback beside XQA's own features below; with an FP8
     // cache XQA takes every batch).
     const bool whole = mmha_runs_whole(g);
-    if (whole || (!g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx))) mmha_features(g, whole, f);
+    const bool fallback = !whole && !g.kv_fp8 && xqa_falls_back_to_mmha(g, requests, max_ctx);
+    if (whole || fallback) mmha_features(g, whole, f);
     if (whole) return;
+    on_xqa = !fallback;
   }
   if (g.swapped_gqa_copies && requests >= 2 && g.kv_heads >= 2 && g.heads > g.kv_heads && g.window <= 0)
     f[6] = 1.0;  // FlashAttention-2's copies of q and the output around its seqlen-q / group swap
@@ -571,6 +574,8 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
                   std::ceil(key_tiles / (static_cast<double>(requests) * splits)));
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
+  // XQA's CTAs, one per (request, KV head, block of the history), run one to an SM: waves beyond the first.
+  if (on_xqa) f[9] = static_cast<double>(ceil_div(requests * g.kv_heads * splits, g.sms) - 1);
 }
 
 bool fa3_split_output_priced(const AttentionGeometry& g) {

@@ -204,7 +204,10 @@ constexpr int kPrefillFeatures = 5;
 /// / 128), times 4, reach the SMs (DecoderXQAImplJIT::mayHavePerfGain), or always with an FP8 KV cache, which the
 /// masked kernel does not read beside bf16 / fp16 queries (DecoderXQAImplJIT::shouldUse; the tables agree: FP8 grids
 /// show no such step). H100 TRT-LLM table, 32 query heads over 2 KV heads of 128, 2-128 keys: 16 requests (32 blocks,
-/// under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us.
+/// under 132 / 4) take 13.4-18.6 us, 32 requests (XQA) 10.0-10.3 us. On XQA's own batches, f[9] is its waves beyond
+/// the first, its CTAs (one per request, KV head and block of the history) running one to an SM: the bf16 tables at 2
+/// keys take about 10 us up to 128 CTAs, 15 at 256, 25 at 512, 44 at 1024 (H100, head 128, groups up to 24; groups
+/// of 32 take 12, 20, 34 and 62).
 ///
 /// TensorRT-LLM's masked multi-head attention kernel: one CTA per (request, query head, block of keys). Its launch
 /// (mmha_launch) follows the engine's rules: multi-block mode only while requests x query heads leave SMs free, with

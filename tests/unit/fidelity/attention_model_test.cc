@@ -445,6 +445,11 @@ TEST_CASE("TensorRT-LLM's XQA decode splits the batch by its multi-block rule", 
   CHECK(decode_features(g, std::vector<std::int32_t>(64, 8192))[3] == Approx(64.0 * 8 * 2 / 132));
   // Under 256 tokens: one block.
   CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[3] == Approx(4.0 * 8 / 132));
+  // Its CTAs run one to an SM: 4 x 8 x 23 = 736 CTAs make 6 waves, 5 beyond the first; 32 CTAs make one.
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 8192))[9] == 5.0);
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[9] == 0.0);
+  // Not on a batch it leaves to the masked kernel (bf16, 2 requests x 8 KV heads x 1 block x 4 < 132).
+  CHECK(decode_features(g, std::vector<std::int32_t>(2, 100))[9] == 0.0);
 }
 
 TEST_CASE("FlashAttention-3 decode pays its scheduler step up to 992 requests - interpolation keeps it off the "
