@@ -574,8 +574,12 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
                   std::ceil(key_tiles / (static_cast<double>(requests) * splits)));
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
-  // XQA's CTAs, one per (request, KV head, block of the history), run one to an SM: waves beyond the first.
-  if (on_xqa) f[9] = static_cast<double>(ceil_div(requests * g.kv_heads * splits, g.sms) - 1);
+  // XQA's CTAs, one per (request, KV head, block of the history), run one to an SM: waves beyond the first. With
+  // more than one block the last CTA of each KV head reduces the blocks' partial results: a tail in their count.
+  if (on_xqa) {
+    f[9] = static_cast<double>(ceil_div(requests * g.kv_heads * splits, g.sms) - 1);
+    if (splits > 1) f[7] = static_cast<double>(splits);
+  }
 }
 
 bool fa3_split_output_priced(const AttentionGeometry& g) {

@@ -448,6 +448,9 @@ TEST_CASE("TensorRT-LLM's XQA decode splits the batch by its multi-block rule", 
   // Its CTAs run one to an SM: 4 x 8 x 23 = 736 CTAs make 6 waves, 5 beyond the first; 32 CTAs make one.
   CHECK(decode_features(g, std::vector<std::int32_t>(4, 8192))[9] == 5.0);
   CHECK(decode_features(g, std::vector<std::int32_t>(4, 200))[9] == 0.0);
+  // The blocks' partial results reduced: 23 of them; none with one block (8 requests of 200 keys, on XQA).
+  CHECK(decode_features(g, std::vector<std::int32_t>(4, 8192))[7] == 23.0);
+  CHECK(decode_features(g, std::vector<std::int32_t>(8, 200))[7] == 0.0);
   // Not on a batch it leaves to the masked kernel (bf16, 2 requests x 8 KV heads x 1 block x 4 < 132).
   CHECK(decode_features(g, std::vector<std::int32_t>(2, 100))[9] == 0.0);
 }
