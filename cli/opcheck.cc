@@ -635,11 +635,11 @@ OJson check_deepep(const OpTable& t, const char* family) {
   return out;
 }
 
-}  // namespace
-
 /// The families a report can hold, in its order (`--family` picks one).
 const char* const kFamilies[] = {"gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
                                  "custom_allreduce", "deepep_ll", "deepep_normal", "nccl", "p2p"};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--transfer") return transfer_check_main(argc, argv);

@@ -568,16 +568,17 @@ void DecodeWork::features(const AttentionGeometry& g, double* f, SplitCache* cac
   // launch is bound by the longest CTA until hbm_ctas of them saturate HBM (fitted on the table), not by the SMs.
   const bool one_row = unswapped || g.split_kv == AttentionGeometry::SplitKv::kNone;
   const double bound = one_row && g.hbm_ctas > 0 ? key_tiles * g.kv_heads / g.hbm_ctas : throughput;
-  launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)),
-                  static_cast<double>(g.kv_heads) * splits, static_cast<double>(requests) * g.kv_heads * splits, slots,
-                  splits, requests, f, one_row ? 0.0 : g.wave_hbm_ctas,
+  const std::int64_t ctas = requests * g.kv_heads * splits;
+  launch_features(g, bound, static_cast<double>(ceil_div(nb_max, splits)), static_cast<double>(g.kv_heads) * splits,
+                  static_cast<double>(ctas), slots, splits, requests, f, one_row ? 0.0 : g.wave_hbm_ctas,
                   std::ceil(key_tiles / (static_cast<double>(requests) * splits)));
   // FlashAttention-2's split-KV path launches a second kernel, the combine: a step whatever the batch.
   if (g.split_kv == AttentionGeometry::SplitKv::kBatch && splits > 1) f[7] = 1.0;
-  // XQA's CTAs, one per (request, KV head, block of the history), run one to an SM: waves beyond the first. With
-  // more than one block the last CTA of each KV head reduces the blocks' partial results: a tail in their count.
+  // XQA's CTAs, one per (request, KV head, block of the history), run one to an SM (its cta_slots_per_sm): waves
+  // beyond the first. With more than one block the last CTA of each KV head reduces the blocks' partial results: a
+  // tail in their count.
   if (on_xqa) {
-    f[9] = static_cast<double>(ceil_div(requests * g.kv_heads * splits, g.sms) - 1);
+    f[9] = static_cast<double>(ceil_div(ctas, slots) - 1);
     if (splits > 1) f[7] = static_cast<double>(splits);
   }
 }
