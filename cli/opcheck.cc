@@ -28,7 +28,7 @@
 #include "cli/op_table_file.h"
 #include "cli/opcheck_query.h"
 #include "cli/opcheck_transfer.h"
-#include "core/fidelity/attention_model.h"
+#include "core/fidelity/attention_predictor.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/deepep_table.h"
 #include "core/fidelity/gemm_model.h"

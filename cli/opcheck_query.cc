@@ -39,7 +39,7 @@
 #include <string>
 
 #include "cli/op_table_file.h"
-#include "core/fidelity/attention_model.h"
+#include "core/fidelity/attention_predictor.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/op_table.h"

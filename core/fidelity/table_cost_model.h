@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "core/fidelity/attention_model.h"
+#include "core/fidelity/attention_predictor.h"
 #include "core/fidelity/backend_constants.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/cost_model.h"

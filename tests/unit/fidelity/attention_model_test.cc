@@ -1,4 +1,4 @@
-#include "core/fidelity/attention_model.h"
+#include "core/fidelity/attention_predictor.h"
 
 #include <algorithm>
 #include <array>
