@@ -20,6 +20,17 @@ namespace servesim::opcheck {
 
 namespace {
 
+/// The report's hold-out description and its errors: all held-out cells, the length lines, the batch lines.
+void held_out_report(OJson& out, bool decode, const ApeStats& lengths, const ApeStats& batches) {
+  out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
+                          : "every third interior isl (all batches), then every third interior batch size";
+  ApeStats both = lengths;
+  both.add_all(batches);
+  out["all"] = both.json();
+  out["lengths_held_out"] = lengths.json();
+  out["batches_held_out"] = batches.json();
+}
+
 /// Latency of a uniform batch as a function of total tokens, fitted on training cells (the proxy Frontier and
 /// Vidur-style predictors use): log-log interpolation over the distinct totals.
 struct TokenProxy {
@@ -158,13 +169,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         }
     }
   }
-  out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
-                          : "every third interior isl (all batches), then every third interior batch size";
-  ApeStats both = product;
-  both.add_all(product_b);
-  out["all"] = both.json();
-  out["lengths_held_out"] = product.json();
-  out["batches_held_out"] = product_b.json();
+  held_out_report(out, decode, product, product_b);
   if (!one_token.e.empty()) out["one_token_prompts_from_decode_grid"] = one_token.json();
   out["interp_chosen_lengths_held_out"] = OJson{{"model_x_residual", chose[0]}, {"raw", chose[1]}, {"blend", chose[2]},
                                                  {"raw_affine", chose[3]}};
@@ -259,13 +264,7 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
     }
   }
   OJson out;
-  out["holdout"] = decode ? "every third interior kv_len (all batches), then every third interior batch size"
-                          : "every third interior isl (all batches), then every third interior batch size";
-  ApeStats both = lengths;
-  both.add_all(batches);
-  out["all"] = both.json();
-  out["lengths_held_out"] = lengths.json();
-  out["batches_held_out"] = batches.json();
+  held_out_report(out, decode, lengths, batches);
   return out;
 }
 

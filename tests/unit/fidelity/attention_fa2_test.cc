@@ -1,11 +1,7 @@
 // Attention tests: FlashAttention-2 (vLLM's vllm_flash_attn and A100): split heuristic, split-KV decode, one-token prompts, HBM-bound unswapped decode.
 #include "core/fidelity/attention_predictor.h"
 
-#include <algorithm>
-#include <array>
 #include <cmath>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <string>
 #include <utility>
 #include <vector>
 

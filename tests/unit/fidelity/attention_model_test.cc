@@ -2,9 +2,7 @@
 #include "core/fidelity/attention_predictor.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <string>
 #include <utility>
 #include <vector>
 

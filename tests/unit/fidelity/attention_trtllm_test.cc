@@ -1,17 +1,11 @@
 // Attention tests: TensorRT-LLM's decode kernels: XQA's multi-block rule and the masked multi-head attention kernel's launch.
 #include "core/fidelity/attention_predictor.h"
 
-#include <algorithm>
-#include <array>
 #include <cmath>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
-#include "core/fidelity/op_table.h"
-#include "tests/test_support.h"
 #include "tests/unit/fidelity/attention_test_support.h"
 
 using namespace servesim;
