@@ -25,6 +25,7 @@ Standard library only.
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import math
@@ -197,19 +198,25 @@ def main():
     today = datetime.date.today().isoformat()
     results = []
     cell_errors = {}  # (gpu, backend) -> per-cell held-out errors, for the two GPUs cross_gpu_floor compares
-    for gpu, _ in gen_tables.GPUS:
-        for backend in ("vllm", "trtllm", "sglang"):
-            if not os.path.isdir(os.path.join(PROFILES, gpu, backend)):
-                continue
+    runs = [(gpu, backend) for gpu, _ in gen_tables.GPUS for backend in ("vllm", "trtllm", "sglang")
+            if os.path.isdir(os.path.join(PROFILES, gpu, backend))]
+    # Every GPU/backend's opcheck and the transfer check run at once, as many as the machine has cores; their
+    # reports are read back in the order above, so the output does not depend on which finishes first.
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        def opcheck(gpu, backend):
+            cells = os.path.join(tmp, "%s_%s.csv" % (gpu, backend))
+            keep = gpu in cross_gpu_floor.GPUS  # per-cell errors only where the two GPUs are compared
+            p = subprocess.run([tool, PROFILES, gpu, backend] + (["--cells", cells] if keep else []),
+                               capture_output=True, text=True, check=True)
+            return json.loads(p.stdout), (cross_gpu_floor.cell_errors(cells) if keep else None)
+        jobs = [pool.submit(opcheck, gpu, backend) for gpu, backend in runs]
+        transfer_job = pool.submit(run_transfer, tool)
+        for (gpu, backend), job in zip(runs, jobs):
             print("checking %s/%s ..." % (gpu, backend), file=sys.stderr)
-            with tempfile.TemporaryDirectory() as tmp:
-                cells = os.path.join(tmp, "cells.csv")
-                keep = gpu in cross_gpu_floor.GPUS  # per-cell errors only where the two GPUs are compared
-                p = subprocess.run([tool, PROFILES, gpu, backend] + (["--cells", cells] if keep else []),
-                                   capture_output=True, text=True, check=True)
-                if keep:
-                    cell_errors[(gpu, backend)] = cross_gpu_floor.cell_errors(cells)
-            rep = json.loads(p.stdout)
+            rep, cells = job.result()
+            if cells is not None:
+                cell_errors[(gpu, backend)] = cells
             results.append(rep)
             path = os.path.join(PROFILES, gpu, backend, "validation.json")
             doc = load_json(path, {})
@@ -233,9 +240,9 @@ def main():
                 summ.pop("moe_routing_ape_pct", None)
             doc["summary"] = summ
             write_json(path, doc)
-    loo, raw = datasheet_loo()
-    print("checking the table transfer ...", file=sys.stderr)
-    transfer = run_transfer(tool)
+        loo, raw = datasheet_loo()
+        print("checking the table transfer ...", file=sys.stderr)
+        transfer = transfer_job.result()
     # The same file's e2e summary (scripts/validate_e2e.py --datasheet writes it) is kept.
     ds_path = os.path.join(PROFILES, "datasheet", "validation.json")
     ds_summary = load_json(ds_path, {}).get("summary", {})
