@@ -112,6 +112,15 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                                                     PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
     };
     geo.split_out_us_per_element = split_out;
+    // One held-out cell: predicted, counted in the experiment's errors and the cell log (one-token prompts apart).
+    auto score = [&](const AttentionPredictor& p, std::size_t i, std::size_t j, double truth, const char* axis,
+                     ApeStats& stats) {
+      const double pred = predict(p, B[i], S[j]);
+      stats.add(pred, truth);
+      cell_log().add(family, g.key, axis, {{"batch", B[i]}, {length_axis, S[j]}}, truth, pred);
+      if (!decode && S[j] == 1) one_token.add(pred, truth);
+      return pred;
+    };
     // Experiment 1: hold out lengths (every third interior isl / kv_len).
     if (decode) set_fa2_hbm_ctas(geo, hbm[1]);
     {
@@ -132,10 +141,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
           if (!held[j] || std::isnan(truth)) continue;
-          const double pred = predict(p, B[i], S[j]);
-          product.add(pred, truth);
-          cell_log().add(family, g.key, length_axis, {{"batch", B[i]}, {length_axis, S[j]}}, truth, pred);
-          if (!decode && S[j] == 1) one_token.add(pred, truth);
+          score(p, i, j, truth, length_axis, product);
           product_fixed.add(predict(p0, B[i], S[j]), truth);
           double f[kMaxWorkFeatures] = {};
           if (decode) uniform_decode_features(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]), f);
@@ -159,10 +165,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
           if (!held[i] || std::isnan(truth)) continue;
-          const double pr = predict(p, B[i], S[j]);
-          product_b.add(pr, truth);
-          cell_log().add(family, g.key, "batch", {{"batch", B[i]}, {length_axis, S[j]}}, truth, pr);
-          if (!decode && S[j] == 1) one_token.add(pr, truth);
+          const double pr = score(p, i, j, truth, "batch", product_b);
           if (std::getenv("OPCHECK_DEBUG") && std::fabs(pr / truth - 1) > 1.0)
             std::cerr << g.key[0] << "/" << g.key[1] << "/" << g.key[2] << "/" << g.key[3] << " b=" << B[i]
                       << " s=" << S[j] << " pred " << pr << " truth " << truth << "\n";
