@@ -32,6 +32,8 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
   ApeStats all, all_m, pricing;
   ApeStats fixed_m[std::size(kTokenReadings)];  // every grid read one way
   OJson by_dtype, by_dtype_m, m_chosen, m_runtime;
+  ApeStats edge1[3], edge2[3];  // the last (two) n lines, k lines, token counts held out: read past the edge
+  std::size_t edge_unflagged = 0;  // such reads the predictor did not flag as extrapolated (should be none)
   for (const OpGrid& g : t.grids) {
     if (g.axes.size() != 3) continue;
     ApeStats e;
@@ -86,6 +88,33 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
     }
     by_dtype_m[g.key[0]] = em.json();
     all_m.add_all(em);
+    // Beyond the grid's edge: its last n line, its last k line and its largest token count, each held out alone
+    // and read from the rest as the simulator reads a shape past the measurements (flagged); then the last two of
+    // each, read from the third last (further past the edge: 3-4x in n and k, 2-4x in m).
+    for (std::size_t lines = 1; lines <= 2; ++lines)
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      if (g.axes[axis].size() < lines + 2) continue;
+      ApeStats (&edge)[3] = lines == 1 ? edge1 : edge2;
+      std::vector<bool> held(g.axes[axis].size(), false);
+      for (std::size_t x = 0; x < lines; ++x) held[held.size() - 1 - x] = true;
+      const OpGrid r = drop_grid_lines(g, axis, held);
+      const TokenReading reading = choose_token_reading(r);
+      for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+        for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
+          if ((axis == 0 && !held[i]) || (axis == 1 && !held[j])) continue;
+          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], reading);
+          if (!c.ok()) continue;
+          for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
+            if (axis == 2 && !held[k]) continue;
+            const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
+            if (std::isnan(truth)) continue;
+            bool flagged = false;
+            const double pred = c.us(g.axes[2][k], &flagged);
+            edge[axis].add(pred, truth);
+            if (!flagged) ++edge_unflagged;
+          }
+        }
+    }
   }
   out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";
   out["all"] = all.json();
@@ -99,6 +128,14 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
                                  {"chosen", m_chosen},
                                  {"chosen_on_whole_grid", m_runtime},
                                  {"every_grid_read_one_way", readings}};
+  auto edge_json = [](const char* holdout, const ApeStats (&e)[3]) {
+    ApeStats both;
+    for (const ApeStats& x : e) both.add_all(x);
+    return OJson{{"holdout", holdout}, {"all", both.json()}, {"n", e[0].json()}, {"k", e[1].json()}, {"m", e[2].json()}};
+  };
+  out["beyond_edge"] = edge_json("the last n line, the last k line, the largest token count, each alone", edge1);
+  out["beyond_edge"]["unflagged"] = edge_unflagged;
+  out["beyond_edge_two"] = edge_json("the last two n lines, k lines, token counts, each pair alone", edge2);
   return out;
 }
 

@@ -6,6 +6,8 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py [--build DIR]
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
+    python3 scripts/validate_ops.py --check-gemm       # the same for each table's GEMM figures: held-out lines and
+                                                       # shapes past the grid's edge (ctest)
     python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
                                                        # (profiles/measured/: the H100 and H200 GEMM grids'
                                                        # held-out error and the transfer between them, and the
@@ -177,10 +179,42 @@ def check_transfer(tool):
     print("table transfer within the recorded figures: %d families" % sum(len(f) for f in rec.values()))
 
 
+def check_gemm(tool):
+    """--check-gemm: every GPU/backend's GEMM figures (the held-out lines, and shapes past the grid's edge) within
+    the check margins of those recorded in its validation.json (servesim_opcheck --family gemm: under a second each)."""
+    bad, n = [], 0
+    for gpu, _ in gen_tables.GPUS:
+        for backend in ("vllm", "trtllm"):
+            path = os.path.join(PROFILES, gpu, backend, "validation.json")
+            summ = load_json(path, {}).get("summary", {})
+            if not os.path.isdir(os.path.join(PROFILES, gpu, backend)) or "gemm" not in summ.get(
+                    "ops_heldout_ape_pct", {}):
+                continue
+            p = subprocess.run([tool, PROFILES, gpu, backend, "--family", "gemm"], capture_output=True, text=True,
+                               check=True)
+            g = json.loads(p.stdout)["families"]["gemm"]
+            rec = summ.get("gemm_beyond_edge_ape_pct", {})
+            pairs = [("held-out lines", g["all"], summ["ops_heldout_ape_pct"]["gemm"]),
+                     ("past the edge, last line", g["beyond_edge"]["all"], rec.get("last_line_held_out")),
+                     ("past the edge, last two lines", g["beyond_edge_two"]["all"], rec.get("last_two_lines_held_out"))]
+            for what, got, r in pairs:
+                n += 1
+                if r is None or got["n"] < r["n"]:
+                    bad.append("%s/%s %s: %d cells, recorded %s" % (gpu, backend, what, got["n"], r and r["n"]))
+                elif got["p50"] > r["p50"] + CHECK_MARGIN_P50 or got["p95"] > r["p95"] + CHECK_MARGIN_P95:
+                    bad.append("%s/%s %s: p50 / p95 %.2f / %.2f%% against recorded %.2f / %.2f%%" % (
+                        gpu, backend, what, got["p50"], got["p95"], r["p50"], r["p95"]))
+    if bad:
+        sys.exit("GEMM error regressed: " + "; ".join(bad))
+    print("GEMM held-out and past-the-edge errors within the recorded figures: %d checks" % n)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
+    ap.add_argument("--check-gemm", action="store_true",
+                    help="fail if the GEMM errors recorded in each validation.json (held-out lines, past the edge) grew")
     ap.add_argument("--check-measured", action="store_true",
                     help="fail if the errors recorded for profiles/measured/'s GEMM and attention data grew")
     args = ap.parse_args()
@@ -189,6 +223,8 @@ def main():
         sys.exit("not built: %s" % tool)
     if args.check_transfer:
         return check_transfer(tool)
+    if args.check_gemm:
+        return check_gemm(tool)
     if args.check_measured:
         measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
         measured_gemm_h200.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
@@ -228,6 +264,14 @@ def main():
             summ["report"] = "docs/validation.md"
             summ["ops_heldout_ape_pct"] = {f: {k: rep["families"][f]["all"][k] for k in ("n", "p50", "p95")}
                                            for f in FAMILY_ORDER if f in rep["families"]}
+            # GEMM shapes past the grid's edge (a model's lm_head over a large vocabulary at TP 1-2): results that
+            # read such shapes (flagged extrapolated lookups) quote this error with the families'.
+            edge = rep["families"].get("gemm", {}).get("beyond_edge")
+            if edge:
+                two = rep["families"]["gemm"]["beyond_edge_two"]
+                summ["gemm_beyond_edge_ape_pct"] = {
+                    "last_line_held_out": {k: edge["all"][k] for k in ("n", "p50", "p95")},
+                    "last_two_lines_held_out": {k: two["all"][k] for k in ("n", "p50", "p95")}}
             # MoE routing: a measured power-law exponent prices from its own curve, other routing through the
             # slowest-rank model from the balanced curve; the error of each (results quote it with the family's).
             skew = rep["families"].get("moe", {}).get("skew")
@@ -327,6 +371,22 @@ def main():
                                for k, v in sorted(t["by_dtype"].items())) +
                      "; one way: " + ", ".join("%s %.2f%% / %.2f%%" % (k, v["p50"], v["p95"])
                                                for k, v in t["every_grid_read_one_way"].items()))
+    lines += ["", "GEMM shapes past the grid's edge (flagged extrapolation, as a large vocabulary's lm_head at TP 1-2 "
+                  "reads them): the last n line, the last k line and the largest token count of each grid held out "
+                  "one at a time and read from the rest as the simulator reads a shape past the measurements "
+                  "(core/fidelity/gemm_model.h, past_edge_us: affine through the edge and the line at most half of "
+                  "it, between flat and proportional); then the last two of each (read from the third last: 3-4x past "
+                  "the edge in n and k, 2-4x in m). p50 / p95 over all dtypes:", "",
+              "| GPU / backend | last line: all | n | k | m | last two lines: all | n | k | m |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for rep in results:
+        g = rep["families"].get("gemm", {})
+        if "beyond_edge" not in g:
+            continue
+        cells = lambda e: " | ".join("%.2f%% / %.2f%%" % (e[a]["p50"], e[a]["p95"])  # noqa: E731
+                                     for a in ("all", "n", "k", "m"))
+        lines.append("| %s/%s | %s | %s |" % (rep["gpu"], rep["backend"], cells(g["beyond_edge"]),
+                                              cells(g["beyond_edge_two"])))
     lines += ["", "### Mixed-batch attention: work model vs the total-tokens proxy", "",
               "Held-out lengths (every third interior isl / kv_len). `simulator` is what the simulator runs: per "
               "head configuration, the uniform-equivalent latency is read as model x residual, raw interpolation (log-log, "

@@ -69,8 +69,9 @@ double read_between(double a, double b, double ya, double yb, double lm, double 
 /// One cell of the (n, k) grid, along k then along n: affine where latency rises with the dimension and geometric
 /// where it falls (interp_pair_affine, as interp_cell_affine reads a whole cell). A line that lacks its upper value
 /// (the grids leave out their largest shapes: n and k both >= 51,200 on TensorRT-LLM's FP8-block grid) is read as
-/// its lower value times x / x0, as a shape beyond the grid scales from its edge (FLOPs and weight bytes are linear
-/// in n and in k). False where a lower corner is missing (left to the log-space fallback).
+/// its lower value times x / x0 (FLOPs and weight bytes are linear in n and in k; the cell holds no second line on
+/// that side to read affinely from, as past_edge_us does past the grid's edge). False where a lower corner is
+/// missing (left to the log-space fallback).
 bool interp_gemm_cell(const double c[4], const AxisPos& pn, const AxisPos& pk, const OpGrid& grid, double& out) {
   auto along = [](double lo, double hi, const AxisPos& p, const std::vector<double>& axis) {
     if (std::isnan(lo)) return std::nan("");
@@ -160,12 +161,53 @@ GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k) {
   return make_gemm_curve(grid, n, k, static_cast<TokenReading>(grid.token_reading));
 }
 
+namespace {
+
+/// The grid line a value past an axis's upper edge is read from besides the edge: the largest at most half the
+/// edge (a slope over a factor two or more, not one neighbouring step), else the first.
+double slope_line(const std::vector<double>& axis) {
+  double x0 = axis.front();
+  for (double v : axis)
+    if (v <= axis.back() / 2) x0 = v;
+  return x0;
+}
+
+}  // namespace
+
+double past_edge_us(double x0, double y0, double x1, double y1, double x) {
+  if (!(y0 > 0) || !(x1 > x0)) return y1 * (x / x1);
+  const double affine = y1 + (y1 - y0) / (x1 - x0) * (x - x1);
+  return std::min(std::max(affine, y1), y1 * (x / x1));
+}
+
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {
   GemmCurve g;
   g.n = n;
   g.k = k;
   g.reading = reading;
   if (grid.axes.size() != 3 || n < 1 || k < 1) return g;
+  // Past the upper edge of n or of k: along that axis from the edge line and slope_line's (past_edge_us), each
+  // read as a shape of the grid (so k past its edge too is read this way on both n lines).
+  for (std::size_t axis = 0; axis < 2; ++axis) {
+    const auto& a = grid.axes[axis];
+    const double x = axis == 0 ? n : k;
+    if (a.size() < 2 || !(x > a.back())) continue;
+    const double x1 = a.back(), x0 = slope_line(a);
+    const GemmCurve c1 = make_gemm_curve(grid, axis == 0 ? x1 : n, axis == 0 ? k : x1, reading);
+    const GemmCurve c0 = make_gemm_curve(grid, axis == 0 ? x0 : n, axis == 0 ? k : x0, reading);
+    std::vector<double> ys;
+    for (std::size_t i = 0; i < c1.curve.xs().size(); ++i) {
+      const double m = c1.curve.xs()[i];
+      const auto& m0 = c0.curve.xs();
+      const auto at = std::lower_bound(m0.begin(), m0.end(), m);
+      const double y0 = at != m0.end() && *at == m ? c0.curve.ys()[static_cast<std::size_t>(at - m0.begin())] * c0.scale
+                                                   : 0.0;
+      ys.push_back(past_edge_us(x0, y0, x1, c1.curve.ys()[i] * c1.scale, x));
+    }
+    g.curve = LogCurve(c1.curve.xs(), ys);
+    g.extrapolated = true;
+    return g;
+  }
   const AxisPos pn = locate_log(grid.axes[0], grid.log_axes[0], n);
   const AxisPos pk = locate_log(grid.axes[1], grid.log_axes[1], k);
   if (pn.clamped || pk.clamped) {
@@ -196,7 +238,12 @@ double GemmCurve::us(double m, bool* extrapolated_out) const {
   bool clamped = extrapolated;
   double v;
   if (m > hi) {
-    v = curve.ys().back() * (m / hi);
+    // From the largest count and the largest at most half of it (past_edge_us), as n and k past their edges.
+    const auto& xs = curve.xs();
+    std::size_t lo = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      if (xs[i] <= hi / 2) lo = i;
+    v = xs.size() >= 2 ? past_edge_us(xs[lo], curve.ys()[lo], hi, curve.ys().back(), m) : curve.ys().back() * (m / hi);
     clamped = true;
   } else {
     v = m <= curve.xs().front() ? curve.eval(m, &clamped)  // clamped (and flagged) below the first count

@@ -6,8 +6,9 @@
 /// bytes are linear in n and in k, so t0 + c n is reproduced exactly; log-log bends it) and geometric where
 /// it falls (another kernel path on the smaller side): interp_pair_affine. Held-out grid lines on the
 /// complementary split (even interior n and k lines) chose this over log-log (docs/validation.md).
-/// Shapes outside the measured (n, k) range are clamped to the edge and scaled by the FLOP ratio (compute and
-/// weight bytes are both linear in n and k); m beyond the largest measured value scales linearly (compute-bound).
+/// A shape past the grid's upper edge in n, k or m is read along that axis as latency affine in it (as between
+/// grid lines), from the edge and the grid line at most half the edge, kept between flat and proportional
+/// (past_edge_us); below the first n or k the edge value is scaled by the FLOP ratio. Both are flagged.
 #include <cstdint>
 #include <vector>
 
@@ -48,7 +49,7 @@ struct GemmCurve {
   double n = 0, k = 0;
   TokenReading reading = TokenReading::kLogLog;
   LogCurve curve;            ///< latency (us) against m at the grid's m values
-  double scale = 1;          ///< FLOP ratio applied when (n, k) was clamped
+  double scale = 1;          ///< FLOP ratio applied when n or k was below the grid
   bool extrapolated = false; ///< (n, k) outside the grid
   bool ok() const { return !curve.empty(); }
   /// Latency of [m x k] x [k x n]; sets *extrapolated when (n, k) or m is outside the measurements.
@@ -61,6 +62,11 @@ struct GemmCurve {
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k);
 /// The same read in `reading` (the validation's fixed and re-chosen readings).
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading);
+
+/// A latency past an axis's upper edge x1 (y1), from the line x0 < x1 (y0): affine through the two, kept between
+/// the edge value (flat) and the edge value times x / x1 (proportional, the bound where fixed costs vanish); the
+/// proportional reading where y0 is missing. Held-out edges: docs/validation.md, "Beyond the grid's edge".
+double past_edge_us(double x0, double y0, double x1, double y1, double x);
 
 /// y at m between the curve's points in `reading` (inside the measured range; the ends are the caller's).
 double read_tokens(const LogCurve& curve, double m, TokenReading reading);

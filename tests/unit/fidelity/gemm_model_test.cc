@@ -91,8 +91,36 @@ TEST_CASE("GEMM curves are monotone in n where the data is, between the neighbou
   bool ex = false;
   const GemmCurve out = make_gemm_curve(g, 512, 4096);
   CHECK(out.extrapolated);
-  CHECK(out.us(1, &ex) == Approx(2 * (50 + 256.0 / 8 + 1)).epsilon(1e-12));  // clamped, FLOP-scaled
+  // Past the last n line: affine through n = 256 and 128 (the line at most half the edge), as the data is.
+  CHECK(out.us(1, &ex) == Approx(50 + 512.0 / 8 + 1).epsilon(1e-12));
   CHECK(ex);
+}
+
+TEST_CASE("past a GEMM grid's upper edge latency is read affinely from the edge, between flat and proportional",
+          "[fidelity][gemm]") {
+  // past_edge_us: the line through (x0, y0) and (x1, y1), kept within [y1, y1 x / x1].
+  CHECK(past_edge_us(100, 30, 200, 50, 400) == Approx(90).epsilon(1e-15));     // affine: 50 + 0.2 x 200
+  CHECK(past_edge_us(100, 10, 200, 50, 400) == Approx(100).epsilon(1e-15));    // steeper than proportional: capped
+  CHECK(past_edge_us(100, 60, 200, 50, 400) == Approx(50).epsilon(1e-15));     // falling: flat
+  CHECK(past_edge_us(100, 0, 200, 50, 400) == Approx(100).epsilon(1e-15));     // no second line: proportional
+  // Work affine in n, k and m with an overhead: reproduced past every edge, where scaling the edge in proportion
+  // would carry the overhead along (4 us here, x2 at twice the edge).
+  const std::vector<double> ns = {256, 1024, 2048, 4096}, ks = {512, 1024, 2048}, ms = {1, 64, 512, 1024};
+  auto work = [](double n, double k, double m) { return 4.0 + 1e-6 * n * k + 2e-9 * n * k * m; };
+  const OpGrid g = gemm_grid(ns, ks, ms, work);
+  for (double n : {3000.0, 8192.0})
+    for (double k : {1024.0, 4096.0}) {
+      const GemmCurve c = make_gemm_curve(g, n, k);
+      CHECK(c.extrapolated == (n > 4096 || k > 2048));
+      // Past n and k at once: along n from two lines each read past k, exact too (affine in n at any one k).
+      for (double m : {1.0, 512.0, 2048.0, 4096.0}) {
+        bool ex = false;
+        CHECK(c.us(m, &ex) == Approx(work(n, k, m)).epsilon(1e-12));
+        CHECK(ex == (n > 4096 || k > 2048 || m > 1024));
+      }
+    }
+  // In proportion (the reading before), twice the edge in n and in k at one token: four times the edge's cost.
+  CHECK(make_gemm_curve(g, 8192, 4096).us(1) < 4 * work(4096, 2048, 1) - 3 * 4.0 + 1e-9);
 }
 
 TEST_CASE("a GEMM cell whose largest corner is unmeasured scales from the measured side, not flat",
