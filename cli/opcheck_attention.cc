@@ -64,6 +64,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                       const OpTable* generation) {
   OJson out;
   ApeStats product, product_fixed, model_only, raw_interp, proxy, product_b, one_token;
+  ApeStats edge[2];  // by the axis held out: the largest batch line, the longest length line
   const char* family = decode ? "attention_decode" : "attention_prefill";
   const char* length_axis = decode ? "kv_len" : "isl";
   int chose[4] = {0, 0, 0, 0};
@@ -71,13 +72,21 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
   // (fit_fa2_hbm_ctas), fitted as the simulator fits it, on the lines each experiment keeps of every grid.
   // A prefill table's one-token prompts are priced from the whole generation table, its constant from all of it.
   auto as_cold = [&l2](const OpGrid& k) { return read_cold(k, l2, grid_kv_bytes_per_key(k)); };
-  double hbm[2] = {0, 0};  // by the axis held out
+  double hbm[2] = {0, 0}, hbm_edge[2] = {0, 0};  // by the axis held out: interior lines, the last line
+  auto last_line = [](std::size_t n) {
+    std::vector<bool> h(n, false);
+    if (n >= 3) h.back() = true;
+    return h;
+  };
   if (decode)
     for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
-      OpTable kept = t;
+      OpTable kept = t, edge_kept = t;
       for (OpGrid& k : kept.grids)
         if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
+      for (OpGrid& k : edge_kept.grids)
+        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, last_line(k.axes[axis].size()));
       hbm[axis] = fit_fa2_hbm_ctas(kept, sms, as_cold);
+      hbm_edge[axis] = fit_fa2_hbm_ctas(edge_kept, sms, as_cold);
     }
   // FlashAttention-3's split-kernel output traffic at the datasheet's HBM bandwidth (no fitted constant).
   const double split_out = fa3_split_out_us_per_element(hbm_tb_s, RooflineConstants().memory_efficiency);
@@ -171,8 +180,36 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                       << " s=" << S[j] << " pred " << pr << " truth " << truth << "\n";
         }
     }
+    // Experiment 3: past the grid's edge: its largest batch line, then its longest length line, held out alone and
+    // read from the rest as the simulator reads a batch past the measurements (flagged).
+    for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
+      const auto held = last_line(g.axes[axis].size());
+      if (!held.back()) continue;
+      if (decode) set_fa2_hbm_ctas(geo, hbm_edge[axis]);
+      const OpGrid r = read_cold(drop_grid_lines(g, axis, held), cold, bytes_per_key);
+      AttentionPredictor p;
+      if (!p.build(r, decode, geo, true)) continue;
+      for (std::size_t i = 0; i < B.size(); ++i)
+        for (std::size_t j = 0; j < S.size(); ++j) {
+          const double truth = g.values[i * S.size() + j];
+          if (!held[axis == 0 ? i : j] || std::isnan(truth)) continue;
+          const double pred = predict(p, B[i], S[j]);
+          edge[axis].add(pred, truth);
+          if (std::getenv("OPCHECK_EDGE_CELLS"))  // one CSV line per cell on stderr: axis, grid, batch, length
+            std::cerr << (axis == 0 ? "batch" : length_axis) << "," << g.key[0] << "/" << g.key[1] << "/"
+                      << g.key[2] << "/" << g.key[3] << "," << B[i] << "," << S[j] << "," << truth << "," << pred
+                      << "\n";
+        }
+    }
   }
   held_out_report(out, decode, product, product_b);
+  ApeStats edge_all = edge[0];
+  edge_all.add_all(edge[1]);
+  out["beyond_edge"] = OJson{{"holdout", decode ? "the largest batch line, the longest kv_len line, each alone"
+                                                : "the largest batch line, the longest isl line, each alone"},
+                             {"all", edge_all.json()},
+                             {"batches", edge[0].json()},
+                             {"lengths", edge[1].json()}};
   if (!one_token.e.empty()) out["one_token_prompts_from_decode_grid"] = one_token.json();
   out["interp_chosen_lengths_held_out"] = OJson{{"model_x_residual", chose[0]}, {"raw", chose[1]}, {"blend", chose[2]},
                                                  {"raw_affine", chose[3]}};

@@ -33,6 +33,7 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
 OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   OJson out;
   ApeStats interp, skew, noskew, measured_skew;
+  ApeStats edge;  // the largest token count of every curve held out alone: read past the curve's end
   ApeStats fixed[3], fixed_balanced[3], sim_balanced;  // every curve read one way (MoePredictor::Interp order)
   int chose[3] = {0, 0, 0};  // balanced curves per reading
   std::map<std::vector<std::string>, const OpGrid*> by_key;
@@ -69,6 +70,15 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
           }
       }
     }
+    // Past the curve's end: its largest token count held out alone, read from the rest as the simulator reads a
+    // step past the measurements (flagged).
+    if (g.axes[0].size() >= 3 && !std::isnan(g.values.back())) {
+      std::vector<bool> held(g.axes[0].size(), false);
+      held.back() = true;
+      MoePredictor p;
+      if (p.build(drop_grid_lines(g, 0, held), ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
+        edge.add(p.us(static_cast<std::int64_t>(g.axes[0].back()), {}), g.values.back());
+    }
     // Skew: predict the power-law measurements from the balanced curve and sampled power-law assignments.
     if (g.key[7] != "balanced") continue;
     MoePredictor p;
@@ -99,6 +109,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   }
   out["holdout"] = "every third interior token count of every measured curve";
   out["all"] = interp.json();
+  out["beyond_edge"] = OJson{{"holdout", "the largest token count of every curve, alone"}, {"all", edge.json()}};
   out["readings"] = OJson{
       {"what", "the held-out token counts with every curve read one way: log-log, affine where rising, or the "
                "balanced assignment's slowest-rank model x interpolated residual (the simulator picks per balanced "

@@ -6,8 +6,8 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py [--build DIR]
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
-    python3 scripts/validate_ops.py --check-gemm       # the same for each table's GEMM figures: held-out lines and
-                                                       # shapes past the grid's edge (ctest)
+    python3 scripts/validate_ops.py --check-ops        # the same for each table's GEMM and attention figures:
+                                                       # held-out lines and shapes past the grid's edge (ctest)
     python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
                                                        # (profiles/measured/: the H100 and H200 GEMM grids'
                                                        # held-out error and the transfer between them, and the
@@ -179,24 +179,32 @@ def check_transfer(tool):
     print("table transfer within the recorded figures: %d families" % sum(len(f) for f in rec.values()))
 
 
-def check_gemm(tool):
-    """--check-gemm: every GPU/backend's GEMM figures (the held-out lines, and shapes past the grid's edge) within
-    the check margins of those recorded in its validation.json (servesim_opcheck --family gemm: under a second each)."""
+# --check-ops: the families whose servesim_opcheck runs take seconds (MoE takes minutes; validate_ops.py runs it).
+CHECK_OPS_FAMILIES = ("gemm", "attention_prefill", "attention_decode")
+
+
+def check_ops(tool):
+    """--check-ops: every GPU/backend's GEMM and attention figures, on held-out lines and past the grid's edge,
+    within the check margins of those recorded in its validation.json."""
     bad, n = [], 0
     for gpu, _ in gen_tables.GPUS:
         for backend in ("vllm", "trtllm"):
             path = os.path.join(PROFILES, gpu, backend, "validation.json")
-            summ = load_json(path, {}).get("summary", {})
-            if not os.path.isdir(os.path.join(PROFILES, gpu, backend)) or "gemm" not in summ.get(
-                    "ops_heldout_ape_pct", {}):
+            doc = load_json(path, {})
+            rec_fams = doc.get("ops", {}).get("families", {})
+            if not os.path.isdir(os.path.join(PROFILES, gpu, backend)) or not rec_fams:
                 continue
-            p = subprocess.run([tool, PROFILES, gpu, backend, "--family", "gemm"], capture_output=True, text=True,
-                               check=True)
-            g = json.loads(p.stdout)["families"]["gemm"]
-            rec = summ.get("gemm_beyond_edge_ape_pct", {})
-            pairs = [("held-out lines", g["all"], summ["ops_heldout_ape_pct"]["gemm"]),
-                     ("past the edge, last line", g["beyond_edge"]["all"], rec.get("last_line_held_out")),
-                     ("past the edge, last two lines", g["beyond_edge_two"]["all"], rec.get("last_two_lines_held_out"))]
+            pairs = []
+            for fam in CHECK_OPS_FAMILIES:
+                if fam not in rec_fams:
+                    continue
+                p = subprocess.run([tool, PROFILES, gpu, backend, "--family", fam], capture_output=True, text=True,
+                                   check=True)
+                got, rec = json.loads(p.stdout)["families"][fam], rec_fams[fam]
+                pairs.append(("%s held-out lines" % fam, got["all"], rec["all"]))
+                for key in ("beyond_edge", "beyond_edge_two"):
+                    if key in rec:
+                        pairs.append(("%s %s" % (fam, key), got[key]["all"], rec[key]["all"]))
             for what, got, r in pairs:
                 n += 1
                 if r is None or got["n"] < r["n"]:
@@ -205,16 +213,17 @@ def check_gemm(tool):
                     bad.append("%s/%s %s: p50 / p95 %.2f / %.2f%% against recorded %.2f / %.2f%%" % (
                         gpu, backend, what, got["p50"], got["p95"], r["p50"], r["p95"]))
     if bad:
-        sys.exit("GEMM error regressed: " + "; ".join(bad))
-    print("GEMM held-out and past-the-edge errors within the recorded figures: %d checks" % n)
+        sys.exit("per-op error regressed: " + "; ".join(bad))
+    print("GEMM and attention errors (held-out lines, past the edge) within the recorded figures: %d checks" % n)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
-    ap.add_argument("--check-gemm", action="store_true",
-                    help="fail if the GEMM errors recorded in each validation.json (held-out lines, past the edge) grew")
+    ap.add_argument("--check-ops", action="store_true",
+                    help="fail if the GEMM and attention errors recorded in each validation.json (held-out lines, past "
+                         "the edge) grew")
     ap.add_argument("--check-measured", action="store_true",
                     help="fail if the errors recorded for profiles/measured/'s GEMM and attention data grew")
     args = ap.parse_args()
@@ -223,8 +232,8 @@ def main():
         sys.exit("not built: %s" % tool)
     if args.check_transfer:
         return check_transfer(tool)
-    if args.check_gemm:
-        return check_gemm(tool)
+    if args.check_ops:
+        return check_ops(tool)
     if args.check_measured:
         measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
         measured_gemm_h200.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
@@ -264,14 +273,16 @@ def main():
             summ["report"] = "docs/validation.md"
             summ["ops_heldout_ape_pct"] = {f: {k: rep["families"][f]["all"][k] for k in ("n", "p50", "p95")}
                                            for f in FAMILY_ORDER if f in rep["families"]}
-            # GEMM shapes past the grid's edge (a model's lm_head over a large vocabulary at TP 1-2): results that
-            # read such shapes (flagged extrapolated lookups) quote this error with the families'.
-            edge = rep["families"].get("gemm", {}).get("beyond_edge")
-            if edge:
-                two = rep["families"]["gemm"]["beyond_edge_two"]
-                summ["gemm_beyond_edge_ape_pct"] = {
-                    "last_line_held_out": {k: edge["all"][k] for k in ("n", "p50", "p95")},
-                    "last_two_lines_held_out": {k: two["all"][k] for k in ("n", "p50", "p95")}}
+            # Shapes past a table's edge (a large vocabulary's lm_head at TP 1-2, batches and contexts beyond the
+            # grid, MoE steps beyond its token counts): results that read such shapes (flagged extrapolated lookups)
+            # quote this error with the families'.
+            summ.pop("gemm_beyond_edge_ape_pct", None)
+            edges = {f: {k: rep["families"][f]["beyond_edge"]["all"][k] for k in ("n", "p50", "p95")}
+                     for f in FAMILY_ORDER if "beyond_edge" in rep["families"].get(f, {})}
+            if edges:
+                summ["beyond_edge_ape_pct"] = edges
+            else:
+                summ.pop("beyond_edge_ape_pct", None)
             # MoE routing: a measured power-law exponent prices from its own curve, other routing through the
             # slowest-rank model from the balanced curve; the error of each (results quote it with the family's).
             skew = rep["families"].get("moe", {}).get("skew")
@@ -387,6 +398,22 @@ def main():
                                      for a in ("all", "n", "k", "m"))
         lines.append("| %s/%s | %s | %s |" % (rep["gpu"], rep["backend"], cells(g["beyond_edge"]),
                                               cells(g["beyond_edge_two"])))
+    lines += ["", "Attention and MoE past the grid's edge (flagged extrapolation): each grid's largest batch line and "
+                  "its longest length line, and each MoE curve's largest token count, held out one at a time and read "
+                  "from the rest as the simulator reads a step past the measurements (attention: the edge cell "
+                  "carried by the work model; MoE: past_edge_us, as GEMM). p50 / p95:", "",
+              "| GPU / backend | prefill: batches | prefill: lengths | decode: batches | decode: lengths | MoE tokens |",
+              "|---|---|---|---|---|---|"]
+    for rep in results:
+        fam = rep["families"]
+        if "beyond_edge" not in fam.get("attention_decode", {}):
+            continue
+        pick = lambda f, a: ("%.2f%% / %.2f%% (n %d)" % (fam[f]["beyond_edge"][a]["p50"],  # noqa: E731
+                                                        fam[f]["beyond_edge"][a]["p95"], fam[f]["beyond_edge"][a]["n"])
+                             if "beyond_edge" in fam.get(f, {}) else "-")
+        lines.append("| %s/%s | %s | %s | %s | %s | %s |" % (
+            rep["gpu"], rep["backend"], pick("attention_prefill", "batches"), pick("attention_prefill", "lengths"),
+            pick("attention_decode", "batches"), pick("attention_decode", "lengths"), pick("moe", "all")))
     lines += ["", "### Mixed-batch attention: work model vs the total-tokens proxy", "",
               "Held-out lengths (every third interior isl / kv_len). `simulator` is what the simulator runs: per "
               "head configuration, the uniform-equivalent latency is read as model x residual, raw interpolation (log-log, "

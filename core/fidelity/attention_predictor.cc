@@ -195,13 +195,17 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
   *extrap = ps.clamped || pb.clamped;
   *s_used = ps.clamped_to;
   // Ragged grids: large batches of long requests were not measured. Step the batch down to the largest fully
-  // measured cell; the caller scales from there.
+  // measured cell; the caller scales from there. A batch or a length past the grid's upper edge is read at the edge
+  // (stepping down from there read it from the line below the last, or from one request: docs/validation.md,
+  // "Attention past the grid's edge"); a length below the first line still steps down to one request, whose cell
+  // bounds a batch that adds short chunks to it from below.
   AxisPos pos[2] = {pb, ps};
+  const bool below = ps.clamped && s < g.axes[1].front();
   auto step_batch_down = [&]() {
     *b_used = pb.clamped_to;
     pos[0] = pb;
     GridValue v = interpolate(g, pos);
-    while ((!v.ok || v.extrapolated) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
+    while ((!v.ok || v.missing || (below && v.extrapolated)) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
       const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
       pos[0] = AxisPos{};
       pos[0].i0 = pos[0].i1 = i;

@@ -174,12 +174,6 @@ double slope_line(const std::vector<double>& axis) {
 
 }  // namespace
 
-double past_edge_us(double x0, double y0, double x1, double y1, double x) {
-  if (!(y0 > 0) || !(x1 > x0)) return y1 * (x / x1);
-  const double affine = y1 + (y1 - y0) / (x1 - x0) * (x - x1);
-  return std::min(std::max(affine, y1), y1 * (x / x1));
-}
-
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {
   GemmCurve g;
   g.n = n;

@@ -63,11 +63,6 @@ GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k);
 /// The same read in `reading` (the validation's fixed and re-chosen readings).
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading);
 
-/// A latency past an axis's upper edge x1 (y1), from the line x0 < x1 (y0): affine through the two, kept between
-/// the edge value (flat) and the edge value times x / x1 (proportional, the bound where fixed costs vanish); the
-/// proportional reading where y0 is missing. Held-out edges: docs/validation.md, "Beyond the grid's edge".
-double past_edge_us(double x0, double y0, double x1, double y1, double x);
-
 /// y at m between the curve's points in `reading` (inside the measured range; the ends are the caller's).
 double read_tokens(const LogCurve& curve, double m, TokenReading reading);
 

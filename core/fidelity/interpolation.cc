@@ -88,6 +88,12 @@ bool interp_cell_affine(const double c[4], const AxisPos& outer, const AxisPos& 
   return true;
 }
 
+double past_edge_us(double x0, double y0, double x1, double y1, double x) {
+  if (!(y0 > 0) || !(x1 > x0)) return y1 * (x / x1);
+  const double affine = y1 + (y1 - y0) / (x1 - x0) * (x - x1);
+  return std::min(std::max(affine, y1), y1 * (x / x1));
+}
+
 GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
   GridValue r;
   const std::size_t d = g.axes.size();
@@ -123,6 +129,7 @@ GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
     last = idx;
   }
   for (std::size_t a = 0; a < d; ++a) r.extrapolated = r.extrapolated || pos[a].clamped;
+  r.missing = missing;
   if (wsum <= 0) return r;
   r.ok = true;
   r.extrapolated = r.extrapolated || missing;

@@ -42,8 +42,15 @@ bool interp_cell_affine(const double c[4], const AxisPos& outer, const AxisPos& 
 struct GridValue {
   double value = 0;       ///< interpolated latency (us); 0 when no corner was measured
   bool extrapolated = false;  ///< some coordinate was clamped or a corner was missing
+  bool missing = false;   ///< a corner was unmeasured (NaN), whatever the clamping
   bool ok = false;        ///< at least one measured corner contributed
 };
+
+/// A latency past an axis's upper edge x1 (y1), from the line x0 < x1 (y0): affine through the two, kept between
+/// the edge value (flat) and the edge value times x / x1 (proportional, the bound where fixed costs vanish); the
+/// proportional reading where y0 is missing. GEMM shapes and MoE token counts past their tables are read so
+/// (docs/validation.md, the "past the edge" figures).
+double past_edge_us(double x0, double y0, double x1, double y1, double x);
 
 /// Multilinear interpolation of log(latency) over the corners of the cell each AxisPos names. Missing corners
 /// (NaN) are left out and the remaining weights renormalised (flagged as extrapolated).

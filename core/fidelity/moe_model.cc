@@ -290,7 +290,8 @@ double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
     if (std::isnan(v)) v = mean_over_draws(tokens);
     return v;
   }
-  // Above the measured counts the reference grows as the table is extrapolated, in proportion to the tokens.
+  // Above the measured counts the reference grows in proportion to the tokens (it only scales the loads' slowest
+  // rank against the balanced assignment; the table itself is read past its end by past_edge_us).
   const double t = static_cast<double>(tokens), hi = sampled_ref_.xs().back();
   return t > hi ? sampled_ref_.ys().back() * t / hi : sampled_ref_.eval(t);
 }
@@ -306,7 +307,13 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
   const double ref = need_ref ? reference_rank_cost(tokens) : 0;
   double table = 0;
   if (t > hi) {
-    table = curve_.ys().back() * (t / hi);
+    // Past the last count: affine from it and the largest count at most half of it, between flat and proportional.
+    const auto& xs = curve_.xs();
+    std::size_t lo = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      if (xs[i] <= hi / 2) lo = i;
+    table = xs.size() >= 2 ? past_edge_us(xs[lo], curve_.ys()[lo], hi, curve_.ys().back(), t)
+                           : curve_.ys().back() * (t / hi);
   } else if (interp_ == Interp::kAffine) {
     table = curve_.eval_affine(t, &clamped);
   } else if ((interp_ == Interp::kProduct || across) && ref > 0) {

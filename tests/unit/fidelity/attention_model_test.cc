@@ -234,6 +234,52 @@ TEST_CASE("a decode batch beyond the measured ones at its length takes the batch
   CHECK(at16 == Approx(truth).epsilon(0.05));  // 3248 us (+2.9%); read at 8 requests by the model alone, 3978 (+26%)
 }
 
+TEST_CASE("a batch or a length past the grid's edge is read at the edge line, not the one below it",
+          "[fidelity][attention]") {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  for (bool decode : {false, true}) {
+    // The work model's law everywhere, but the largest batch line (64) and the longest length line (4096) run 10%
+    // slower than it: past either edge the residual is the edge line's.
+    OpGrid grid = synthetic_grid(decode, g, coef);
+    const std::size_t nb = grid.axes[0].size(), ns = grid.axes[1].size();
+    for (std::size_t i = 0; i < nb; ++i)
+      for (std::size_t j = 0; j < ns; ++j)
+        if (i + 1 == nb || j + 1 == ns) {
+          const std::size_t c = i * ns + j;
+          grid.values[c] *= i + 1 == nb && j + 1 == ns ? 1.21 : 1.1;
+          grid.log_values[c] = std::log(grid.values[c]);
+        }
+    AttentionPredictor p;
+    REQUIRE(p.build(grid, decode, g));  // model x residual
+    auto at = [&](std::size_t b, std::int32_t s, bool* ex) {
+      return decode ? p.decode_us(std::vector<std::int32_t>(b, s), ex)
+                    : p.prefill_us(std::vector<PrefillChunk>(b, PrefillChunk{s, s}), ex);
+    };
+    auto law = [&](std::size_t b, std::int32_t s) {
+      double f[kMaxWorkFeatures] = {};
+      if (decode) uniform_decode_features(g, static_cast<std::int64_t>(b), s, f);
+      else uniform_prefill_features(g, static_cast<std::int64_t>(b), s, f);
+      return p.model().eval(f);
+    };
+    auto cell = [&](double b, double s) {
+      const auto i = static_cast<std::size_t>(std::find(grid.axes[0].begin(), grid.axes[0].end(), b) - grid.axes[0].begin());
+      const auto j = static_cast<std::size_t>(std::find(grid.axes[1].begin(), grid.axes[1].end(), s) - grid.axes[1].begin());
+      return grid.values[i * ns + j];
+    };
+    bool ex = false;
+    // Twice the largest batch at a middle length: the 64-request cell carried by the fitted model (reading it from
+    // the 32-request line, as before, missed the last line's 10%).
+    CHECK(at(128, 256, &ex) == Approx(cell(64, 256) * law(128, 256) / law(64, 256)).epsilon(1e-9));
+    CHECK(ex);
+    CHECK(at(128, 256, nullptr) / (cell(32, 256) * law(128, 256) / law(32, 256)) > 1.05);
+    ex = false;
+    // Twice the longest length at a middle batch: the 4096-key cell carried by the model.
+    CHECK(at(8, 8192, &ex) == Approx(cell(8, 4096) * law(8, 8192) / law(8, 4096)).epsilon(1e-9));
+    CHECK(ex);
+  }
+}
+
 TEST_CASE("a decode shorter than the grid's first length reads at it, inside the same first key tile",
           "[fidelity][attention]") {
   AttentionGeometry g = geo(16, 1);
