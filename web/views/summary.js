@@ -146,9 +146,26 @@ function fidelity(f) {
     h('div', {}, h('span', {class: 'badge', text: 'pricing'}), ` ${f.model ?? ''}`),
     h('ul', {}, [...bySource].map(([src, ops]) => h('li', {}, h('span', {class: 'mono', text: src}), `: ${ops.join(', ')}`))),
     hostLine(f.host),
+    pastEdge(f),
     extra.length ? h('div', {class: 'fidelity-error'}, extra.map(([k, v]) =>
       h('div', {}, h('span', {class: 'mono', text: k}), `: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)))
       : h('div', {class: 'muted', text: 'No measured error figure for this profile yet.'}));
+}
+
+/** Op families the role read past its measured tables (fidelity.lookups: flagged extrapolated lookups), each with
+ *  the held-out error of such reads where the profile records one (measured_error.beyond_edge_ape_pct). */
+const EDGE_FIGURE = {gemm: 'gemm', lm_head: 'gemm', attention_prefill: 'attention_prefill',
+  attention_decode: 'attention_decode', moe: 'moe'};
+function pastEdge(f) {
+  const past = Object.entries(f.lookups ?? {}).filter(([, l]) => l.extrapolated > 0);
+  if (!past.length) return null;
+  const edges = f.measured_error?.beyond_edge_ape_pct ?? {};
+  return h('ul', {class: 'past-edge'}, past.map(([fam, l]) => {
+    const e = edges[EDGE_FIGURE[fam]];
+    const err = e ? ` (read past the edge; held out there: p50 ${fmt(e.p50, 2)}%, p95 ${fmt(e.p95, 2)}%)` : '';
+    return h('li', {}, h('span', {class: 'mono', text: fam}),
+      `: ${l.extrapolated.toLocaleString('en-US')} of ${l.lookups.toLocaleString('en-US')} lookups past the measured tables${err}`);
+  }));
 }
 
 /** The engine's host time per step as the role ran it (fidelity.host: calibrated constants or engine.host). */
