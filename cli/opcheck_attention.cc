@@ -193,12 +193,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
         for (std::size_t j = 0; j < S.size(); ++j) {
           const double truth = g.values[i * S.size() + j];
           if (!held[axis == 0 ? i : j] || std::isnan(truth)) continue;
-          const double pred = predict(p, B[i], S[j]);
-          edge[axis].add(pred, truth);
-          if (std::getenv("OPCHECK_EDGE_CELLS"))  // one CSV line per cell on stderr: axis, grid, batch, length
-            std::cerr << (axis == 0 ? "batch" : length_axis) << "," << g.key[0] << "/" << g.key[1] << "/"
-                      << g.key[2] << "/" << g.key[3] << "," << B[i] << "," << S[j] << "," << truth << "," << pred
-                      << "\n";
+          edge[axis].add(predict(p, B[i], S[j]), truth);
         }
     }
   }

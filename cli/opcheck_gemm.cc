@@ -91,29 +91,30 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
     // Beyond the grid's edge: its last n line, its last k line and its largest token count, each held out alone
     // and read from the rest as the simulator reads a shape past the measurements (flagged); then the last two of
     // each, read from the third last (further past the edge: 3-4x in n and k, 2-4x in m).
-    for (std::size_t lines = 1; lines <= 2; ++lines)
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-      if (g.axes[axis].size() < lines + 2) continue;
-      ApeStats (&edge)[3] = lines == 1 ? edge1 : edge2;
-      std::vector<bool> held(g.axes[axis].size(), false);
-      for (std::size_t x = 0; x < lines; ++x) held[held.size() - 1 - x] = true;
-      const OpGrid r = drop_grid_lines(g, axis, held);
-      const TokenReading reading = choose_token_reading(r);
-      for (std::size_t i = 0; i < g.axes[0].size(); ++i)
-        for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
-          if ((axis == 0 && !held[i]) || (axis == 1 && !held[j])) continue;
-          const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], reading);
-          if (!c.ok()) continue;
-          for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
-            if (axis == 2 && !held[k]) continue;
-            const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
-            if (std::isnan(truth)) continue;
-            bool flagged = false;
-            const double pred = c.us(g.axes[2][k], &flagged);
-            edge[axis].add(pred, truth);
-            if (!flagged) ++edge_unflagged;
+    for (std::size_t lines = 1; lines <= 2; ++lines) {
+      for (std::size_t axis = 0; axis < 3; ++axis) {
+        if (g.axes[axis].size() < lines + 2) continue;
+        ApeStats (&edge)[3] = lines == 1 ? edge1 : edge2;
+        std::vector<bool> held(g.axes[axis].size(), false);
+        for (std::size_t x = 0; x < lines; ++x) held[held.size() - 1 - x] = true;
+        const OpGrid r = drop_grid_lines(g, axis, held);
+        const TokenReading reading = choose_token_reading(r);
+        for (std::size_t i = 0; i < g.axes[0].size(); ++i)
+          for (std::size_t j = 0; j < g.axes[1].size(); ++j) {
+            if ((axis == 0 && !held[i]) || (axis == 1 && !held[j])) continue;
+            const GemmCurve c = make_gemm_curve(r, g.axes[0][i], g.axes[1][j], reading);
+            if (!c.ok()) continue;
+            for (std::size_t k = 0; k < g.axes[2].size(); ++k) {
+              if (axis == 2 && !held[k]) continue;
+              const double truth = g.values[i * g.strides[0] + j * g.strides[1] + k];
+              if (std::isnan(truth)) continue;
+              bool flagged = false;
+              const double pred = c.us(g.axes[2][k], &flagged);
+              edge[axis].add(pred, truth);
+              if (!flagged) ++edge_unflagged;
+            }
           }
-        }
+      }
     }
   }
   out["holdout"] = "every other interior n value, then every other interior k value (all m); interpolated over the rest";

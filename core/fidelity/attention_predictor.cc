@@ -197,7 +197,7 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
   // Ragged grids: large batches of long requests were not measured. Step the batch down to the largest fully
   // measured cell; the caller scales from there. A batch or a length past the grid's upper edge is read at the edge
   // (stepping down from there read it from the line below the last, or from one request: docs/validation.md,
-  // "Attention past the grid's edge"); a length below the first line still steps down to one request, whose cell
+  // "attention past the grid's edge"); a length below the first line still steps down to one request, whose cell
   // bounds a batch that adds short chunks to it from below.
   AxisPos pos[2] = {pb, ps};
   const bool below = ps.clamped && s < g.axes[1].front();

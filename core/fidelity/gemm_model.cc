@@ -161,32 +161,19 @@ GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k) {
   return make_gemm_curve(grid, n, k, static_cast<TokenReading>(grid.token_reading));
 }
 
-namespace {
-
-/// The grid line a value past an axis's upper edge is read from besides the edge: the largest at most half the
-/// edge (a slope over a factor two or more, not one neighbouring step), else the first.
-double slope_line(const std::vector<double>& axis) {
-  double x0 = axis.front();
-  for (double v : axis)
-    if (v <= axis.back() / 2) x0 = v;
-  return x0;
-}
-
-}  // namespace
-
 GemmCurve make_gemm_curve(const OpGrid& grid, double n, double k, TokenReading reading) {
   GemmCurve g;
   g.n = n;
   g.k = k;
   g.reading = reading;
   if (grid.axes.size() != 3 || n < 1 || k < 1) return g;
-  // Past the upper edge of n or of k: along that axis from the edge line and slope_line's (past_edge_us), each
-  // read as a shape of the grid (so k past its edge too is read this way on both n lines).
+  // Past the upper edge of n or of k: along that axis from the edge line and half_edge_index's (past_edge_us),
+  // each read as a shape of the grid (so k past its edge too is read this way on both n lines).
   for (std::size_t axis = 0; axis < 2; ++axis) {
     const auto& a = grid.axes[axis];
     const double x = axis == 0 ? n : k;
     if (a.size() < 2 || !(x > a.back())) continue;
-    const double x1 = a.back(), x0 = slope_line(a);
+    const double x1 = a.back(), x0 = a[half_edge_index(a)];
     const GemmCurve c1 = make_gemm_curve(grid, axis == 0 ? x1 : n, axis == 0 ? k : x1, reading);
     const GemmCurve c0 = make_gemm_curve(grid, axis == 0 ? x0 : n, axis == 0 ? k : x0, reading);
     std::vector<double> ys;
@@ -232,12 +219,7 @@ double GemmCurve::us(double m, bool* extrapolated_out) const {
   bool clamped = extrapolated;
   double v;
   if (m > hi) {
-    // From the largest count and the largest at most half of it (past_edge_us), as n and k past their edges.
-    const auto& xs = curve.xs();
-    std::size_t lo = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      if (xs[i] <= hi / 2) lo = i;
-    v = xs.size() >= 2 ? past_edge_us(xs[lo], curve.ys()[lo], hi, curve.ys().back(), m) : curve.ys().back() * (m / hi);
+    v = curve.past_end(m);  // as n and k past their edges
     clamped = true;
   } else {
     v = m <= curve.xs().front() ? curve.eval(m, &clamped)  // clamped (and flagged) below the first count

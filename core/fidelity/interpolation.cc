@@ -94,6 +94,13 @@ double past_edge_us(double x0, double y0, double x1, double y1, double x) {
   return std::min(std::max(affine, y1), y1 * (x / x1));
 }
 
+std::size_t half_edge_index(const std::vector<double>& xs) {
+  std::size_t lo = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (xs[i] <= xs.back() / 2) lo = i;
+  return lo;
+}
+
 GridValue interpolate(const OpGrid& g, const AxisPos* pos) {
   GridValue r;
   const std::size_t d = g.axes.size();
@@ -153,6 +160,13 @@ LogCurve::LogCurve(const std::vector<double>& x, const std::vector<double>& y) {
     lx_.push_back(interp_log(x[i]));
     ly_.push_back(interp_log(y[i]));
   }
+}
+
+double LogCurve::past_end(double x) const {
+  if (x_.empty()) return 0;
+  if (x_.size() < 2) return y_.back() * (x / x_.back());
+  const std::size_t lo = half_edge_index(x_);
+  return past_edge_us(x_[lo], y_[lo], x_.back(), y_.back(), x);
 }
 
 double LogCurve::eval(double x, bool* clamped) const {

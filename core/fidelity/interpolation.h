@@ -51,6 +51,9 @@ struct GridValue {
 /// proportional reading where y0 is missing. GEMM shapes and MoE token counts past their tables are read so
 /// (docs/validation.md, the "past the edge" figures).
 double past_edge_us(double x0, double y0, double x1, double y1, double x);
+/// The line past_edge_us reads beside an axis's (or a curve's) last value: the largest value at most half of it (a
+/// slope over a factor two or more, not one neighbouring step), else the first. Index into `xs` (increasing).
+std::size_t half_edge_index(const std::vector<double>& xs);
 
 /// Multilinear interpolation of log(latency) over the corners of the cell each AxisPos names. Missing corners
 /// (NaN) are left out and the remaining weights renormalised (flagged as extrapolated).
@@ -75,6 +78,9 @@ class LogCurve {
   const std::vector<double>& ys() const { return y_; }
   const std::vector<double>& log_xs() const { return lx_; }  ///< interp_log of xs()
   const std::vector<double>& log_ys() const { return ly_; }  ///< interp_log of ys()
+  /// y at x past the last point (x > xs().back()): past_edge_us from the last point and half_edge_index's; in
+  /// proportion to x with a single point.
+  double past_end(double x) const;
 
  private:
   std::vector<double> x_, y_, lx_, ly_;

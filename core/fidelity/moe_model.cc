@@ -307,13 +307,7 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
   const double ref = need_ref ? reference_rank_cost(tokens) : 0;
   double table = 0;
   if (t > hi) {
-    // Past the last count: affine from it and the largest count at most half of it, between flat and proportional.
-    const auto& xs = curve_.xs();
-    std::size_t lo = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      if (xs[i] <= hi / 2) lo = i;
-    table = xs.size() >= 2 ? past_edge_us(xs[lo], curve_.ys()[lo], hi, curve_.ys().back(), t)
-                           : curve_.ys().back() * (t / hi);
+    table = curve_.past_end(t);  // affine from the last count, between flat and proportional
   } else if (interp_ == Interp::kAffine) {
     table = curve_.eval_affine(t, &clamped);
   } else if ((interp_ == Interp::kProduct || across) && ref > 0) {
