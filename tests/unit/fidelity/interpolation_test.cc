@@ -146,3 +146,17 @@ TEST_CASE("eval_affine: exact at the points, alpha-beta between rising points, l
   CHECK(hi);
   CHECK_FALSE(in);
 }
+
+TEST_CASE("a curve past its last point: affine from the point at most half its x, between flat and proportional",
+          "[fidelity][interpolation]") {
+  CHECK(half_edge_index({1, 2, 4, 8}) == 2);      // 4 <= 8 / 2
+  CHECK(half_edge_index({1, 2, 3, 5, 8}) == 2);   // 3, not 5 (a neighbouring step)
+  CHECK(half_edge_index({10, 12, 16}) == 0);      // none at most half: the first
+  // t0 + c x with t0 = 20, c = 0.5: reproduced past the end (in proportion it would be 2 x 84 at x = 256).
+  const LogCurve affine({16, 64, 128}, {28, 52, 84});
+  CHECK(affine.past_end(256) == Approx(148).epsilon(1e-12));
+  // Falling towards the end: flat; steeper than proportional: proportional; one point: proportional.
+  CHECK(LogCurve({16, 64, 128}, {28, 90, 84}).past_end(256) == Approx(84).epsilon(1e-12));
+  CHECK(LogCurve({16, 64, 128}, {28, 10, 84}).past_end(256) == Approx(168).epsilon(1e-12));
+  CHECK(LogCurve({128}, {84}).past_end(256) == Approx(168).epsilon(1e-12));
+}
