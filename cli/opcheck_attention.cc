@@ -73,18 +73,13 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
   // A prefill table's one-token prompts are priced from the whole generation table, its constant from all of it.
   auto as_cold = [&l2](const OpGrid& k) { return read_cold(k, l2, grid_kv_bytes_per_key(k)); };
   double hbm[2] = {0, 0}, hbm_edge[2] = {0, 0};  // by the axis held out: interior lines, the last line
-  auto last_line = [](std::size_t n) {
-    std::vector<bool> h(n, false);
-    if (n >= 3) h.back() = true;
-    return h;
-  };
   if (decode)
     for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
       OpTable kept = t, edge_kept = t;
       for (OpGrid& k : kept.grids)
         if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
       for (OpGrid& k : edge_kept.grids)
-        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, last_line(k.axes[axis].size()));
+        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, last_lines(k.axes[axis].size()));
       hbm[axis] = fit_fa2_hbm_ctas(kept, sms, as_cold);
       hbm_edge[axis] = fit_fa2_hbm_ctas(edge_kept, sms, as_cold);
     }
@@ -183,7 +178,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
     // Experiment 3: past the grid's edge: its largest batch line, then its longest length line, held out alone and
     // read from the rest as the simulator reads a batch past the measurements (flagged).
     for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
-      const auto held = last_line(g.axes[axis].size());
+      const auto held = last_lines(g.axes[axis].size());
       if (!held.back()) continue;
       if (decode) set_fa2_hbm_ctas(geo, hbm_edge[axis]);
       const OpGrid r = read_cold(drop_grid_lines(g, axis, held), cold, bytes_per_key);

@@ -29,6 +29,15 @@ inline std::vector<bool> every_other(std::size_t n) {
   return h;
 }
 
+/// The last `count` grid lines held out (a shape past the edge of what is left), none when fewer than two lines
+/// would be left.
+inline std::vector<bool> last_lines(std::size_t n, std::size_t count = 1) {
+  std::vector<bool> h(n, false);
+  if (n >= count + 2)
+    for (std::size_t i = n - count; i < n; ++i) h[i] = true;
+  return h;
+}
+
 /// DeepSeek MLA projection shapes (profiles/models/DeepSeek-V3.json, the model the module tables measured).
 struct MlaShapes {
   double hidden = 7168, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;

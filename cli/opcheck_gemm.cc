@@ -93,10 +93,9 @@ OJson check_gemm(const OpTable& t, const std::string& backend) {
     // each, read from the third last (further past the edge: 3-4x in n and k, 2-4x in m).
     for (std::size_t lines = 1; lines <= 2; ++lines) {
       for (std::size_t axis = 0; axis < 3; ++axis) {
-        if (g.axes[axis].size() < lines + 2) continue;
+        const auto held = last_lines(g.axes[axis].size(), lines);
+        if (!held.back()) continue;
         ApeStats (&edge)[3] = lines == 1 ? edge1 : edge2;
-        std::vector<bool> held(g.axes[axis].size(), false);
-        for (std::size_t x = 0; x < lines; ++x) held[held.size() - 1 - x] = true;
         const OpGrid r = drop_grid_lines(g, axis, held);
         const TokenReading reading = choose_token_reading(r);
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)

@@ -72,9 +72,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     }
     // Past the curve's end: its largest token count held out alone, read from the rest as the simulator reads a
     // step past the measurements (flagged).
-    if (g.axes[0].size() >= 3 && !std::isnan(g.values.back())) {
-      std::vector<bool> held(g.axes[0].size(), false);
-      held.back() = true;
+    if (const auto held = last_lines(g.axes[0].size()); held.back() && !std::isnan(g.values.back())) {
       MoePredictor p;
       if (p.build(drop_grid_lines(g, 0, held), ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
         edge.add(p.us(static_cast<std::int64_t>(g.axes[0].back()), {}), g.values.back());

@@ -205,7 +205,7 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
     *b_used = pb.clamped_to;
     pos[0] = pb;
     GridValue v = interpolate(g, pos);
-    while ((!v.ok || v.missing || (below && v.extrapolated)) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
+    while ((!v.ok || v.missing || below) && (pos[0].i0 > 0 || pos[0].i1 != pos[0].i0)) {
       const std::size_t i = pos[0].i1 != pos[0].i0 ? pos[0].i0 : pos[0].i0 - 1;
       pos[0] = AxisPos{};
       pos[0].i0 = pos[0].i1 = i;
