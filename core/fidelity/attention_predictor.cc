@@ -236,7 +236,10 @@ GridValue AttentionPredictor::grid_at(const OpGrid& g, double b, double s, doubl
 
 double AttentionPredictor::batch_transport(double b, double b_used, double s_used) const {
   const OpGrid& g = residual_;
-  if (b > g.axes[0].back()) return 1.0;  // beyond every measured batch: the model alone carries it
+  // Past the largest batch line: the residual's change up to that line, as a fully measured grid's residual is read
+  // at its edge; the model alone carries the batch beyond it.
+  b = std::min(b, g.axes[0].back());
+  if (!(b_used < b)) return 1.0;
   const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], b);
   const AxisPos pu = locate_log(g.axes[0], g.log_axes[0], b_used);
   const auto& S = g.axes[1];

@@ -57,9 +57,10 @@ class AttentionPredictor {
   double uniform_model(double b, double s) const;
   /// A decode batch b that grid_at stepped down to the measured batch b_used at length s_used (large batches of long
   /// requests are not measured): the residual's ratio from b_used to b at the longest length below s_used where the
-  /// grid measures both (1 where none does, or b is beyond every measured batch). The work model's batch scaling
-  /// misses the waves and splits the residual holds; at the neighbouring length they are measured. Held-out decode
-  /// p95 on every table (docs/validation.md): H100 vLLM 11.23% -> 10.78%, A100 11.49% -> 11.10%.
+  /// grid measures both (1 where none does); a b past the largest batch line takes the ratio up to that line and
+  /// the model carries it beyond (so the price is continuous there). The work model's batch scaling misses the waves
+  /// and splits the residual holds; at the neighbouring length they are measured. Held-out decode p95 on every table
+  /// (docs/validation.md): H100 vLLM 11.23% -> 10.78%, A100 11.49% -> 11.10%.
   double batch_transport(double b, double b_used, double s_used) const;
   void choose_interp(const OpGrid& grid);
   Interp interp_ = Interp::kProduct;

@@ -234,6 +234,38 @@ TEST_CASE("a decode batch beyond the measured ones at its length takes the batch
   CHECK(at16 == Approx(truth).epsilon(0.05));  // 3248 us (+2.9%); read at 8 requests by the model alone, 3978 (+26%)
 }
 
+TEST_CASE("a decode batch past the largest batch line keeps the batch trend it had up to that line",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(48, 1);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  // A100's vLLM table, 48 query heads over 1 KV head of 128, measures 256-key decodes up to 256 requests only; up to
+  // its largest batch line (2048) a larger batch is read at 256 requests and carried by the residual's batch trend at
+  // a shorter length. Past that line the trend used to be dropped (the model alone): 2048 requests priced 285 us and
+  // 2060 requests 261 us. Now the trend up to the line is kept and the model carries the batch beyond it.
+  const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "generation_attention.json", {"bfloat16", "128", "48", "1"});
+  const auto& B = a100.axes[0];
+  const auto& S = a100.axes[1];
+  const auto j = static_cast<std::size_t>(std::find(S.begin(), S.end(), 256.0) - S.begin());
+  REQUIRE(j < S.size());
+  REQUIRE(B.back() == 2048);
+  REQUIRE(std::isnan(a100.values[(B.size() - 1) * S.size() + j]));  // ragged: 2048 requests of 256 keys unmeasured
+  AttentionPredictor p;
+  REQUIRE(p.build(a100, true, g, true));
+  const double at_edge = p.decode_us(std::vector<std::int32_t>(2048, 256));
+  double before = at_edge, b_before = 2048;
+  for (double b : {2049.0, 2060.0, 2200.0, 3072.0, 4096.0}) {
+    bool ex = false;
+    const double v = p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), 256), &ex);
+    CHECK(ex);
+    CHECK(v >= before);                              // a larger batch never costs less
+    CHECK(v <= before * (b / b_before) * 1.05);      // nor more than in proportion
+    before = v;
+    b_before = b;
+  }
+  CHECK(p.decode_us(std::vector<std::int32_t>(2049, 256)) == Approx(at_edge).epsilon(0.01));
+}
+
 TEST_CASE("a batch or a length past the grid's edge is read at the edge line, not the one below it",
           "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
