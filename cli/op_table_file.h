@@ -12,15 +12,33 @@
 
 namespace servesim {
 
-/// Parses an operator table file as the simulator loads one (GEMM grids get their token reading,
-/// choose_token_readings); false when it is missing or malformed (the parse error goes to stderr).
-inline bool load_op_table_file(const std::string& path, OpTable& t) {
+/// Parses an operator table file; false when it is missing or malformed (the parse error goes to stderr). As
+/// measured: every cell a measurement to compare with (the checks read their held-out truths here). `as_priced`:
+/// as the simulator loads it, its glitches read as unmeasured (mask_glitch_cells) and GEMM grids given their token
+/// reading on what is left (choose_token_readings).
+inline bool load_op_table_file(const std::string& path, OpTable& t, bool as_priced = false) {
   std::string text;
   if (!read_file(path, text)) return false;
   const std::string err = parse_op_table(text, t);
   if (!err.empty()) std::cerr << path << ": " << err << "\n";
+  if (err.empty() && as_priced) mask_glitch_cells(t);
   if (err.empty()) choose_token_readings(t);
   return err.empty();
+}
+
+/// A copy of a measured table as the simulator reads it (load_op_table_file's `as_priced`).
+inline OpTable priced_copy(OpTable t) {
+  mask_glitch_cells(t);
+  choose_token_readings(t);
+  return t;
+}
+
+/// A kernel grid with the held-out lines dropped, read as the simulator reads a table: the glitches among the kept
+/// cells masked (mask_glitch_cells). The held-out cells stay in the measured grid as the truths.
+inline OpGrid training_grid(const OpGrid& g, std::size_t axis, const std::vector<bool>& held) {
+  OpGrid r = drop_grid_lines(g, axis, held);
+  mask_glitch_cells(r);
+  return r;
 }
 
 /// What the op checks need of a GPU (PROFILES_DIR/gpus/GPU.json); H100-SXM's figures where the file or a field is

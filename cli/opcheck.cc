@@ -35,6 +35,12 @@ namespace {
 const char* const kFamilies[] = {"gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode", "moe",
                                  "custom_allreduce", "deepep_ll", "deepep_normal", "nccl", "p2p"};
 
+/// How many cells of a measured table the simulator reads as unmeasured (mask_glitch_cells).
+std::size_t glitch_cells(OpTable t) {
+  mask_glitch_cells(t);
+  return t.glitch_cells;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +83,10 @@ int main(int argc, char** argv) {
   const std::string dir = root + "/" + gpu + "/" + backend + "/";
   if (load_op_table_file(dir + "gemm.json", t)) {
     out["backend_version"] = t.backend_version;
-    if (want("gemm")) fam["gemm"] = check_gemm(t, backend);
+    if (want("gemm")) {
+      fam["gemm"] = check_gemm(t, backend);
+      fam["gemm"]["glitch_cells"] = glitch_cells(t);
+    }
   }
   L2Warmth l2;
   {
@@ -93,10 +102,16 @@ int main(int argc, char** argv) {
   {
     OpTable gen;
     const bool have_gen = load_op_table_file(dir + "generation_attention.json", gen);
+    const OpTable gen_read = priced_copy(gen);  // beside the prefill table, as the simulator reads it
     if (want("attention_prefill") && load_op_table_file(dir + "context_attention.json", t))
-      fam["attention_prefill"] = check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen : nullptr);
-    if (have_gen && want("attention_decode"))
+    {
+      fam["attention_prefill"] = check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen_read : nullptr);
+      fam["attention_prefill"]["glitch_cells"] = glitch_cells(t);
+    }
+    if (have_gen && want("attention_decode")) {
       fam["attention_decode"] = check_attention(gen, true, facts.sms, facts.hbm_tb_s, l2);
+      fam["attention_decode"]["glitch_cells"] = gen_read.glitch_cells;
+    }
   }
   if (want("mla_prefill") || want("mla_decode")) {
     OpTable gemm;
@@ -115,20 +130,26 @@ int main(int argc, char** argv) {
       }
     }
     // Module tables (H100/H200) or A100's per-kernel tables; both phases are loaded (the projection cap uses both).
+    // The checked phase as measured (its truths), the other phase and the GEMM table as the simulator reads them.
     OpTable ctx, gen;
-    load_op_table_file(dir + "gemm.json", gemm);
+    load_op_table_file(dir + "gemm.json", gemm, /*as_priced=*/true);
     const bool have_ctx = load_op_table_file(dir + "mla_context.json", ctx);
     const bool have_gen = load_op_table_file(dir + "mla_generation.json", gen);
     if (have_ctx && want("mla_prefill")) {
-      OJson j = check_mla(ctx, gen, gemm, false, facts.sms, sh);
+      OJson j = check_mla(ctx, priced_copy(gen), gemm, false, facts.sms, sh);
+      j["glitch_cells"] = glitch_cells(ctx);
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_prefill"] = j;
     }
     if (have_gen && want("mla_decode")) {
-      OJson j = check_mla(gen, ctx, gemm, true, facts.sms, sh);
+      OJson j = check_mla(gen, priced_copy(ctx), gemm, true, facts.sms, sh);
+      j["glitch_cells"] = glitch_cells(gen);
       if (j["all"]["n"].get<std::size_t>() > 0) fam["mla_decode"] = j;
     }
   }
-  if (want("moe") && load_op_table_file(dir + "moe.json", t)) fam["moe"] = check_moe(t, facts);
+  if (want("moe") && load_op_table_file(dir + "moe.json", t)) {
+    fam["moe"] = check_moe(t, facts);
+    fam["moe"]["glitch_cells"] = glitch_cells(t);
+  }
   if (want("custom_allreduce") && load_op_table_file(dir + "custom_allreduce.json", t))
     fam["custom_allreduce"] = check_curves(
         t, "custom_allreduce", backend == "vllm" && vllm_all_reduce_nccl_at_buffer(facts.compute_capability));

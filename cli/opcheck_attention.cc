@@ -77,9 +77,9 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
     for (std::size_t axis : {std::size_t{0}, std::size_t{1}}) {
       OpTable kept = t, edge_kept = t;
       for (OpGrid& k : kept.grids)
-        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, every_third(k.axes[axis].size()));
+        if (k.axes.size() == 2) k = training_grid(k, axis, every_third(k.axes[axis].size()));
       for (OpGrid& k : edge_kept.grids)
-        if (k.axes.size() == 2) k = drop_grid_lines(k, axis, last_lines(k.axes[axis].size()));
+        if (k.axes.size() == 2) k = training_grid(k, axis, last_lines(k.axes[axis].size()));
       hbm[axis] = fit_fa2_hbm_ctas(kept, sms, as_cold);
       hbm_edge[axis] = fit_fa2_hbm_ctas(edge_kept, sms, as_cold);
     }
@@ -129,7 +129,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
     if (decode) set_fa2_hbm_ctas(geo, hbm[1]);
     {
       const auto held = every_third(S.size());
-      const OpGrid r = read_cold(drop_grid_lines(g, 1, held), cold, bytes_per_key);
+      const OpGrid r = read_cold(training_grid(g, 1, held), cold, bytes_per_key);
       AttentionPredictor p, p0;
       if (!p.build(r, decode, geo, true) || !p0.build(r, decode, geo)) continue;
       ++chose[static_cast<int>(p.interp())];
@@ -162,7 +162,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
     if (decode) set_fa2_hbm_ctas(geo, hbm[0]);
     {
       const auto held = every_third(B.size());
-      const OpGrid r = read_cold(drop_grid_lines(g, 0, held), cold, bytes_per_key);
+      const OpGrid r = read_cold(training_grid(g, 0, held), cold, bytes_per_key);
       AttentionPredictor p;
       if (!p.build(r, decode, geo, true)) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
@@ -181,7 +181,7 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
       const auto held = last_lines(g.axes[axis].size());
       if (!held.back()) continue;
       if (decode) set_fa2_hbm_ctas(geo, hbm_edge[axis]);
-      const OpGrid r = read_cold(drop_grid_lines(g, axis, held), cold, bytes_per_key);
+      const OpGrid r = read_cold(training_grid(g, axis, held), cold, bytes_per_key);
       AttentionPredictor p;
       if (!p.build(r, decode, geo, true)) continue;
       for (std::size_t i = 0; i < B.size(); ++i)
@@ -267,7 +267,7 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
     };
     for (int axis = 1; axis >= 0; --axis) {
       const auto held = every_third(g.axes[static_cast<std::size_t>(axis)].size());
-      OpGrid r = drop_grid_lines(g, static_cast<std::size_t>(axis), held);
+      OpGrid r = training_grid(g, static_cast<std::size_t>(axis), held);
       cap = MlaProjectionCap();
       if (m.module) {
         cap.add(r, decode);

@@ -47,7 +47,7 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     // Token counts held out on every measured curve.
     {
       const auto held = every_third(g.axes[0].size());
-      const OpGrid r = drop_grid_lines(g, 0, held);
+      const OpGrid r = training_grid(g, 0, held);
       MoePredictor p;
       if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep)) {
         const bool balanced = ref == MoeRouting::kBalanced;
@@ -74,13 +74,15 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     // step past the measurements (flagged).
     if (const auto held = last_lines(g.axes[0].size()); held.back() && !std::isnan(g.values.back())) {
       MoePredictor p;
-      if (p.build(drop_grid_lines(g, 0, held), ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
+      if (p.build(training_grid(g, 0, held), ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
         edge.add(p.us(static_cast<std::int64_t>(g.axes[0].back()), {}), g.values.back());
     }
     // Skew: predict the power-law measurements from the balanced curve and sampled power-law assignments.
     if (g.key[7] != "balanced") continue;
+    OpGrid read = g;  // the balanced curve as the simulator reads it
+    mask_glitch_cells(read);
     MoePredictor p;
-    if (!p.build(g, MoeRouting::kBalanced, 1.0, rank_cost(gpu, g), experts, topk, ep)) continue;
+    if (!p.build(read, MoeRouting::kBalanced, 1.0, rank_cost(gpu, g), experts, topk, ep)) continue;
     for (const double alpha : {1.01, 1.2}) {
       auto key = g.key;
       key[7] = measured_power_law_key(alpha);

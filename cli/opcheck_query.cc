@@ -124,7 +124,8 @@ class AttentionQueries {
     if (!loaded_[decode]) {
       loaded_[decode] = true;
       have_[decode] =
-          load_op_table_file(dir_ + (decode ? "generation_attention.json" : "context_attention.json"), tables_[decode]);
+          load_op_table_file(dir_ + (decode ? "generation_attention.json" : "context_attention.json"), tables_[decode],
+                            /*as_priced=*/true);
     }
     return have_[decode];
   }
@@ -168,7 +169,7 @@ int query_main(int argc, char** argv) {
   }
   const std::string root = argv[2], gpu = argv[3], backend = argv[4];
   OpTable gemm, nccl;
-  const bool have_gemm = load_op_table_file(root + "/" + gpu + "/" + backend + "/gemm.json", gemm);
+  const bool have_gemm = load_op_table_file(root + "/" + gpu + "/" + backend + "/gemm.json", gemm, /*as_priced=*/true);
   const bool have_nccl = load_op_table_file(root + "/" + gpu + "/nccl.json", nccl);
   CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
   collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);

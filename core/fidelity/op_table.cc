@@ -51,6 +51,53 @@ OpGrid drop_grid_lines(const OpGrid& g, std::size_t axis, const std::vector<bool
   return r;
 }
 
+std::size_t mask_glitch_cells(OpGrid& g) {
+  std::vector<std::size_t> glitches;
+  const std::size_t dims = g.axes.size();
+  for (std::size_t c = 0; c < g.values.size(); ++c) {
+    const double v = g.values[c];
+    if (std::isnan(v)) continue;
+    int neighbours = 0, smaller = 0, larger = 0;
+    bool above_all = true;
+    std::size_t rem = c;
+    for (std::size_t a = 0; a < dims && above_all; ++a) {
+      const std::size_t i = rem / g.strides[a];
+      rem %= g.strides[a];
+      if (i > 0) {
+        const double w = g.values[c - g.strides[a]];
+        if (!std::isnan(w)) {
+          ++neighbours;
+          ++smaller;
+          above_all = v > kGlitchFactor * w;
+        }
+      }
+      if (above_all && i + 1 < g.axes[a].size()) {
+        const double w = g.values[c + g.strides[a]];
+        if (!std::isnan(w)) {
+          ++neighbours;
+          ++larger;
+          above_all = v > kGlitchFactor * w;
+        }
+      }
+    }
+    if (above_all && smaller >= 1 && larger >= 1) glitches.push_back(c);
+  }
+  for (std::size_t c : glitches) g.values[c] = g.log_values[c] = std::numeric_limits<double>::quiet_NaN();
+  return glitches.size();
+}
+
+bool reads_without_glitches(const std::string& op) {
+  return op == "gemm" || op == "moe" || op == "context_attention" || op == "generation_attention" ||
+         op == "context_attention_window" || op == "generation_attention_window" || op == "mla_context" ||
+         op == "mla_generation";
+}
+
+void mask_glitch_cells(OpTable& t) {
+  t.glitch_cells = 0;
+  if (!reads_without_glitches(t.op)) return;
+  for (OpGrid& g : t.grids) t.glitch_cells += mask_glitch_cells(g);
+}
+
 namespace {
 
 std::string key_text(const nlohmann::json& v) {

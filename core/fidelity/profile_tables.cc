@@ -47,6 +47,7 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
     return false;
   }
   out.fingerprint = key;
+  mask_glitch_cells(out);  // before the token readings are chosen on what is left
   choose_token_readings(out);
   std::lock_guard<std::mutex> lock(table_cache_mutex());
   table_cache().emplace(key, out);
