@@ -103,9 +103,9 @@ int main(int argc, char** argv) {
     OpTable gen;
     const bool have_gen = load_op_table_file(dir + "generation_attention.json", gen);
     const OpTable gen_read = priced_copy(gen);  // beside the prefill table, as the simulator reads it
-    if (want("attention_prefill") && load_op_table_file(dir + "context_attention.json", t))
-    {
-      fam["attention_prefill"] = check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen_read : nullptr);
+    if (want("attention_prefill") && load_op_table_file(dir + "context_attention.json", t)) {
+      fam["attention_prefill"] =
+          check_attention(t, false, facts.sms, facts.hbm_tb_s, l2, have_gen ? &gen_read : nullptr);
       fam["attention_prefill"]["glitch_cells"] = glitch_cells(t);
     }
     if (have_gen && want("attention_decode")) {

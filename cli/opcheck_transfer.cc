@@ -27,6 +27,8 @@ using OJson = nlohmann::ordered_json;
 
 namespace {
 
+/// A table as measured, every cell kept: the transfer is checked cell by cell, the moved cell against the target's
+/// own, so a glitch cell (which the simulator's loader reads as unmeasured) is compared as it stands.
 bool load(const ResourceCatalog& catalog, const std::string& folder, const std::string& file, OpTable& t) {
   auto text = catalog.load_text(folder, file);
   if (!text) return false;

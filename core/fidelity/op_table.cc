@@ -57,7 +57,7 @@ std::size_t mask_glitch_cells(OpGrid& g) {
   for (std::size_t c = 0; c < g.values.size(); ++c) {
     const double v = g.values[c];
     if (std::isnan(v)) continue;
-    int neighbours = 0, smaller = 0, larger = 0;
+    int smaller = 0, larger = 0;
     bool above_all = true;
     std::size_t rem = c;
     for (std::size_t a = 0; a < dims && above_all; ++a) {
@@ -66,7 +66,6 @@ std::size_t mask_glitch_cells(OpGrid& g) {
       if (i > 0) {
         const double w = g.values[c - g.strides[a]];
         if (!std::isnan(w)) {
-          ++neighbours;
           ++smaller;
           above_all = v > kGlitchFactor * w;
         }
@@ -74,7 +73,6 @@ std::size_t mask_glitch_cells(OpGrid& g) {
       if (above_all && i + 1 < g.axes[a].size()) {
         const double w = g.values[c + g.strides[a]];
         if (!std::isnan(w)) {
-          ++neighbours;
           ++larger;
           above_all = v > kGlitchFactor * w;
         }
