@@ -92,9 +92,7 @@ TEST_CASE("vLLM's FlashAttention-2 decode copies q and the output around its gro
 }
 
 TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch", "[fidelity][attention]") {
-  AttentionGeometry g = geo(4, 1);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(4, 1);
   CHECK(decode_features(g, std::vector<std::int32_t>(1, 128))[7] == 0.0);  // one 128-key block: no split
   CHECK(decode_features(g, std::vector<std::int32_t>(1, 256))[7] == 1.0);  // two blocks, two splits
   CHECK(decode_features(g, std::vector<std::int32_t>(1024, 256))[7] == 0.0);  // enough CTAs: no split
@@ -120,9 +118,7 @@ TEST_CASE("FlashAttention-2's split-KV decode pays its combine kernel's launch",
 
 TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price only batches of one-token chunks",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(32, 8);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(32, 8);
   set_prefill_tile(g, "vllm_flash_attn", "bfloat16", 128);
   CHECK(g.ungrouped_beside_prefill);
   AttentionGeometry fa3 = geo(32, 8);
@@ -161,9 +157,7 @@ TEST_CASE("FlashAttention-2's one-token prompts are decode calls: they price onl
 
 TEST_CASE("FlashAttention-2 splits a decode's keys only when it swaps grouped heads into the rows",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(8, 8);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(8, 8);
   CHECK(fa2_unswapped_decode(g));  // no grouping: no swap
   AttentionGeometry grouped = geo(32, 8);
   set_split_rule(grouped, "vllm_flash_attn");
@@ -273,17 +267,13 @@ TEST_CASE("FlashAttention-2's split heuristic skips split counts that cut the ke
     }
   CHECK(cache.splits(1, 128, 216, true) == 128);
   // A decode of the FA2 kernel takes the rule; 16 requests over 8 KV heads and 4 tiles split in 4 (512 CTAs).
-  AttentionGeometry g = geo(32, 8);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(32, 8);
   CHECK(decode_features(g, std::vector<std::int32_t>(16, 512))[3] == Approx(16.0 * 8 * 4 / 108));
 }
 
 TEST_CASE("A swapped FlashAttention-2 decode pays for a thin last wave, not for its last CTA running alone",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(32, 8);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(32, 8);
   const double h = 75.6;
   AttentionGeometry tail = g;
   set_fa2_hbm_ctas(tail, h);
@@ -304,9 +294,7 @@ TEST_CASE("A swapped FlashAttention-2 decode pays for a thin last wave, not for 
   const double thr = (64.0 + 15 * 8) * 8 / 108, start = thr * (1 - 0.5 / 24);
   CHECK(decode_features(tail, ragged)[2] == Approx(thr + (start + 22) - (start + 4)));
   // Unswapped and beside prompt tokens the grid keeps its one-row bound (hbm_ctas), not this term.
-  AttentionGeometry flat = geo(8, 8);
-  flat.sms = 108;
-  set_split_rule(flat, "vllm_flash_attn");
+  AttentionGeometry flat = a100_fa2_geo(8, 8);
   set_fa2_hbm_ctas(flat, h);
   CHECK(flat.hbm_ctas == h);
   CHECK(flat.wave_hbm_ctas == 0);

@@ -209,9 +209,7 @@ TEST_CASE("a length measured only at the largest batch is reached from the longe
 
 TEST_CASE("a decode batch beyond the measured ones at its length takes the batch trend of a shorter length",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(8, 8);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(8, 8);
   // A100's vLLM table, 8 query heads over 8 KV heads of 128: 16 requests at 65,536 keys take 3155 us, 8 take 1589;
   // 16 requests at 32,768 keys 1590, 8 requests 801.2. With the 16-request cell at 65,536 keys unmeasured (as the
   // grids leave large batches of long requests out), the batch is read at 8 requests and carried to 16.
@@ -236,9 +234,7 @@ TEST_CASE("a decode batch beyond the measured ones at its length takes the batch
 
 TEST_CASE("a decode batch past the largest batch line keeps the batch trend it had up to that line",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(48, 1);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(48, 1);
   // A100's vLLM table, 48 query heads over 1 KV head of 128, measures 256-key decodes up to 256 requests only; up to
   // its largest batch line (2048) a larger batch is read at 256 requests and carried by the residual's batch trend at
   // a shorter length. Past that line the trend used to be dropped (the model alone): 2048 requests priced 285 us and
@@ -314,9 +310,7 @@ TEST_CASE("a batch or a length past the grid's edge is read at the edge line, no
 
 TEST_CASE("a decode shorter than the grid's first length reads at it, inside the same first key tile",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(16, 1);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = a100_fa2_geo(16, 1);
   // A100's vLLM table, 16 query heads over 1 KV head of 128, first length 2 keys: 128 requests take 16.04 us at
   // 2 keys, and 128 one-token prompts (the context table's decode calls of one key) 16.1 us.
   const OpGrid a100 = test::bundled_grid("A100-80G/vllm", "generation_attention.json", {"bfloat16", "128", "16", "1"});

@@ -22,6 +22,14 @@ inline AttentionGeometry geo(int heads, int kv, int bm = 128, int bn = 128) {
   return g;
 }
 
+/// A100's vLLM decode geometry (108 SMs, FlashAttention-2's split rule), as the tests on A100's tables read them.
+inline AttentionGeometry a100_fa2_geo(int heads, int kv) {
+  AttentionGeometry g = geo(heads, kv);
+  g.sms = 108;
+  set_split_rule(g, "vllm_flash_attn");
+  return g;
+}
+
 /// A uniform grid filled from a known work model (so the fit must recover it exactly).
 inline OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coef) {
   OpGrid grid;

@@ -85,9 +85,7 @@ TEST_CASE("kernel tables are loaded without their glitches, collectives as measu
   CHECK(read->values[ns + 2] == measured->values[ns + 2]);
   // Priced: one request over 8 keys now reads about its neighbours' 12.2-12.5 us (flagged: a missing corner),
   // where the measured grid gave the glitch itself.
-  AttentionGeometry g = attention_test::geo(4, 1);
-  g.sms = 108;
-  set_split_rule(g, "vllm_flash_attn");
+  AttentionGeometry g = attention_test::a100_fa2_geo(4, 1);
   AttentionPredictor from_read, from_measured;
   REQUIRE(from_read.build(*read, true, g, true));
   REQUIRE(from_measured.build(*measured, true, g, true));
