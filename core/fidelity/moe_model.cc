@@ -196,6 +196,7 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
                          int experts, int topk, int ep, bool choose) {
   curve_ = LogCurve();
   residual_ = LogCurve();
+  ref_counts_ = LogCurve();
   interp_ = Interp::kRaw;
   if (grid.axes.size() != 1) return false;
   curve_ = LogCurve(grid.axes[0], grid.values);
@@ -237,6 +238,7 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
     res[i] = model[i] > 0 ? ys[i] / model[i] : std::nan("");
   }
   residual_ = LogCurve(xs, res);
+  ref_counts_ = LogCurve(xs, model);
   // A power-law curve keeps log-log: affine lost on the held-out counts of both splits, and the per-curve choice
   // with the mean-of-draws reference moved their held-out p95 by under 0.4 points either way (docs/validation.md).
   if (!choose || ref_ != MoeRouting::kBalanced || xs.size() < 4 || residual_.xs().size() != xs.size()) return true;
@@ -318,7 +320,15 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
   if (extrapolated && (clamped || t > hi)) *extrapolated = true;
   if (loads.empty()) return table;
   const double now = moe_slowest_rank(rank_, loads, ep_);
-  return ref > 0 ? table * now / ref : table;
+  // The loads scale the table against the reference routing as the table was read: where the table is an
+  // interpolation of its measured counts (log-log, affine, past the last count), so is the reference. The balanced
+  // assignment's own slowest rank swings with the count between them (512 experts, top 22, EP 64: 181 / 120 / 214 /
+  // 123 us at 3 / 4 / 6 / 7 uniformly routed tokens when divided by it), which the interpolated table does not.
+  double base = ref;
+  if (t > hi) base = ref_counts_.past_end(t);
+  else if (interp_ == Interp::kAffine) base = ref_counts_.eval_affine(t);
+  else if (!((interp_ == Interp::kProduct || across) && ref > 0)) base = ref_counts_.eval(t);
+  return base > 0 ? table * now / base : table;
 }
 
 }  // namespace servesim
