@@ -24,6 +24,18 @@ OpGrid curve_grid(std::vector<double> tokens, std::vector<double> us) {
   return g;
 }
 
+/// A rank cost with fixed 64-row blocks, or (`adaptive`) the blocks the simulator sizes by the rows per expert
+/// (kMoeBlockRowsMin..Max).
+MoeRankCost rank_cost(double t0, double t_weight, double t_block, bool adaptive) {
+  MoeRankCost k;
+  k.t0 = t0;
+  k.t_weight = t_weight;
+  k.t_block = t_block;
+  k.block_m = adaptive ? kMoeBlockRowsMin : 64;
+  if (adaptive) k.block_m_max = kMoeBlockRowsMax;
+  return k;
+}
+
 }  // namespace
 
 TEST_CASE("the balanced assignment spreads tokens x top-k evenly", "[fidelity][moe]") {
@@ -74,11 +86,7 @@ TEST_CASE("power-law routing loads the busiest EP rank well above the balanced s
 TEST_CASE("the MoE predictor returns the measured curve for the reference routing and scales skew by the "
           "slowest rank", "[fidelity][moe]") {
   const OpGrid g = curve_grid({1, 16, 256, 4096}, {50, 250, 300, 1400});
-  MoeRankCost k;
-  k.t0 = 0;  // from the table
-  k.t_weight = 2.0;
-  k.t_block = 0.5;
-  k.block_m = 64;
+  const MoeRankCost k = rank_cost(0, 2.0, 0.5, false);  // from the table
   MoePredictor p;
   REQUIRE(p.build(g, MoeRouting::kBalanced, 1.0, k, 128, 8, 8));
   CHECK(p.rank_cost().t0 == 25);  // half the single-token call
@@ -100,12 +108,7 @@ TEST_CASE(
     "the row block follows the mean tokens per expert, so a sampled assignment pads where balanced loads "
     "fill whole blocks",
     "[fidelity][moe]") {
-  MoeRankCost k;
-  k.t0 = 0;
-  k.t_weight = 0;
-  k.t_block = 16;  // one row costs 1: t_block is per block of block_m = 16 rows
-  k.block_m = kMoeBlockRowsMin;
-  k.block_m_max = kMoeBlockRowsMax;
+  const MoeRankCost k = rank_cost(0, 0, 16, true);  // one row costs 1: t_block is per block of block_m = 16 rows
   CHECK(moe_block_rows(k, 1) == 16);
   CHECK(moe_block_rows(k, 17) == 32);
   CHECK(moe_block_rows(k, 32) == 32);
@@ -134,12 +137,7 @@ TEST_CASE(
 
 TEST_CASE("the MoE predictor reads a stepped curve through the row-block model and an affine one linearly",
           "[fidelity][moe]") {
-  MoeRankCost k;
-  k.t0 = 5;
-  k.t_weight = 1;
-  k.t_block = 16;
-  k.block_m = kMoeBlockRowsMin;
-  k.block_m_max = kMoeBlockRowsMax;
+  const MoeRankCost k = rank_cost(5, 1, 16, true);
   const std::vector<double> tokens = {256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
   // A curve three times the balanced assignment's model: flat while the rows per expert stay within one block of
   // 128, a step where they cross one (128 experts, top-4: 4096 tokens are one block each, 6144 two).
@@ -206,11 +204,7 @@ TEST_CASE("a power-law reference curve is the mean of its draws: sampled loads a
           "[fidelity][moe]") {
   OpGrid g = curve_grid({1, 16, 256, 4096}, {50, 250, 300, 1400});
   g.key[7] = "power_law_1.2";
-  MoeRankCost k;
-  k.t0 = 0;
-  k.t_weight = 2.0;
-  k.t_block = 0.5;
-  k.block_m = 64;
+  const MoeRankCost k = rank_cost(0, 2.0, 0.5, false);
   MoePredictor p;
   REQUIRE(p.build(g, MoeRouting::kPowerLaw, 1.2, k, 128, 8, 8));
   CHECK(p.interp() == MoePredictor::Interp::kRaw);
@@ -237,11 +231,7 @@ TEST_CASE("across the power-law generator's switch a count is read through the m
           "[fidelity][moe]") {
   // 128 experts, top 8: the generator switches its weight range once tokens x 8 > 128, between 8 and 32 here.
   const std::vector<double> tokens = {1, 2, 4, 8, 32, 64, 128};
-  MoeRankCost k;
-  k.t0 = 5;
-  k.t_weight = 2.0;
-  k.t_block = 0.5;
-  k.block_m = 64;
+  const MoeRankCost k = rank_cost(5, 2.0, 0.5, false);
   OpGrid g = curve_grid(tokens, {10, 20, 40, 80, 160, 320, 640});
   g.key[7] = "power_law_1.01";
   MoePredictor ref;
@@ -284,12 +274,7 @@ TEST_CASE("routed loads scale the MoE table against its reference read the way t
   // (ref_rank_cost at 3 / 4 / 6 / 7 tokens), so dividing a table read log-log or affinely between its measured
   // counts by it at the count itself made a sawtooth (H100 vLLM, bf16, hidden 2048, inter 5120, uniformly routed:
   // 181 / 120 / 214 / 123 us at 3 / 4 / 6 / 7 tokens).
-  MoeRankCost k;
-  k.t0 = 5;
-  k.t_weight = 1;
-  k.t_block = 2;
-  k.block_m = kMoeBlockRowsMin;
-  k.block_m_max = kMoeBlockRowsMax;
+  const MoeRankCost k = rank_cost(5, 1, 2, true);
   const int experts = 512, topk = 22, ep = 64;
   const std::vector<double> tokens = {1, 2, 4, 8, 16, 32, 64};
   std::vector<double> smooth;
