@@ -9,6 +9,7 @@
 #include "cli/file_io.h"
 #include "core/fidelity/gemm_model.h"
 #include "core/fidelity/op_table.h"
+#include "core/fidelity/profile_tables.h"
 
 namespace servesim {
 
@@ -21,15 +22,14 @@ inline bool load_op_table_file(const std::string& path, OpTable& t, bool as_pric
   if (!read_file(path, text)) return false;
   const std::string err = parse_op_table(text, t);
   if (!err.empty()) std::cerr << path << ": " << err << "\n";
-  if (err.empty() && as_priced) mask_glitch_cells(t);
-  if (err.empty()) choose_token_readings(t);
+  if (err.empty() && as_priced) read_as_priced(t);
+  else if (err.empty()) choose_token_readings(t);
   return err.empty();
 }
 
 /// A copy of a measured table as the simulator reads it (load_op_table_file's `as_priced`).
 inline OpTable priced_copy(OpTable t) {
-  mask_glitch_cells(t);
-  choose_token_readings(t);
+  read_as_priced(t);
   return t;
 }
 

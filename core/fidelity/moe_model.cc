@@ -211,15 +211,15 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
   ep_ = ep;
   const auto& xs = curve_.xs();
   const auto& ys = curve_.ys();
-  sampled_ref_ = LogCurve();
   switch_lo_ = switch_hi_ = 0;
   switch_ref_.clear();
-  if (ref_ != MoeRouting::kBalanced) {
+  std::vector<double> model(xs.size()), res(xs.size());
+  if (ref_ == MoeRouting::kBalanced) {
+    for (std::size_t i = 0; i < xs.size(); ++i) model[i] = reference_rank_cost(static_cast<std::int64_t>(xs[i]));
+  } else {
     // A sampled reference: the measured curve is a mean over the generator's draws (AIConfigurator's vLLM collector
     // times five per token count), so its model reference is the mean over draws too, read between the counts.
-    std::vector<double> mean(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i) mean[i] = mean_over_draws(static_cast<std::int64_t>(xs[i]));
-    sampled_ref_ = LogCurve(xs, mean);
+    for (std::size_t i = 0; i < xs.size(); ++i) model[i] = mean_over_draws(static_cast<std::int64_t>(xs[i]));
     // The generator's switch (tokens x topk > experts, moe_loads): the measured counts either side of it (one pair
     // at most, the counts rising), when a whole count lies between them.
     for (std::size_t i = 0; i + 1 < xs.size(); ++i)
@@ -232,13 +232,9 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
         break;
       }
   }
-  std::vector<double> model(xs.size()), res(xs.size());
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    model[i] = reference_rank_cost(static_cast<std::int64_t>(xs[i]));
-    res[i] = model[i] > 0 ? ys[i] / model[i] : std::nan("");
-  }
-  residual_ = LogCurve(xs, res);
   ref_counts_ = LogCurve(xs, model);
+  for (std::size_t i = 0; i < xs.size(); ++i) res[i] = model[i] > 0 ? ys[i] / model[i] : std::nan("");
+  residual_ = LogCurve(xs, res);
   // A power-law curve keeps log-log: affine lost on the held-out counts of both splits, and the per-curve choice
   // with the mean-of-draws reference moved their held-out p95 by under 0.4 points either way (docs/validation.md).
   if (!choose || ref_ != MoeRouting::kBalanced || xs.size() < 4 || residual_.xs().size() != xs.size()) return true;
@@ -285,7 +281,7 @@ double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
     moe_balanced_loads(tokens, experts_, topk_, ref_loads_);
     return moe_slowest_rank(rank_, ref_loads_, ep_);
   }
-  if (sampled_ref_.empty()) return 0;
+  if (ref_counts_.empty()) return 0;
   if (across_generator_switch(static_cast<double>(tokens))) {
     // Whole token counts only between the two measured ones: computed once each, when first asked.
     double& v = switch_ref_[static_cast<std::size_t>(tokens - static_cast<std::int64_t>(switch_lo_) - 1)];
@@ -294,8 +290,8 @@ double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
   }
   // Above the measured counts the reference grows in proportion to the tokens (it only scales the loads' slowest
   // rank against the balanced assignment; the table itself is read past its end by past_edge_us).
-  const double t = static_cast<double>(tokens), hi = sampled_ref_.xs().back();
-  return t > hi ? sampled_ref_.ys().back() * t / hi : sampled_ref_.eval(t);
+  const double t = static_cast<double>(tokens), hi = ref_counts_.xs().back();
+  return t > hi ? ref_counts_.ys().back() * t / hi : ref_counts_.eval(t);
 }
 
 double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
@@ -303,31 +299,30 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
   const double t = static_cast<double>(tokens);
   const double hi = curve_.xs().back();
   bool clamped = false;
-  // The reference routing's model value, when a reading or the loads need it (computed once).
-  const bool across = across_generator_switch(t);
-  const bool need_ref = !loads.empty() || across || (interp_ == Interp::kProduct && t <= hi);
-  const double ref = need_ref ? reference_rank_cost(tokens) : 0;
-  double table = 0;
+  // Each reading gives the table and the reference routing's cost read the same way, which the loads scale it
+  // against: where the table interpolates its measured counts (log-log, affine, past the last count), so does the
+  // reference. The balanced assignment's own slowest rank swings with the count between them (512 experts, top 22,
+  // EP 64: 181 / 120 / 214 / 123 us at 3 / 4 / 6 / 7 uniformly routed tokens when divided by it at the count).
+  // The model reading and the power-law generator's switch read through the reference at the count itself.
+  const bool through_model = t <= hi && (interp_ == Interp::kProduct || across_generator_switch(t));
+  const double ref = through_model ? reference_rank_cost(tokens) : 0;
+  double table = 0, base = 0;
   if (t > hi) {
     table = curve_.past_end(t);  // affine from the last count, between flat and proportional
+    base = ref_counts_.past_end(t);
   } else if (interp_ == Interp::kAffine) {
     table = curve_.eval_affine(t, &clamped);
-  } else if ((interp_ == Interp::kProduct || across) && ref > 0) {
+    base = ref_counts_.eval_affine(t);
+  } else if (ref > 0) {
     table = ref * residual_.eval(t, &clamped);
+    base = ref;
   } else {
     table = curve_.eval(t, &clamped);
+    base = ref_counts_.eval(t);
   }
   if (extrapolated && (clamped || t > hi)) *extrapolated = true;
   if (loads.empty()) return table;
   const double now = moe_slowest_rank(rank_, loads, ep_);
-  // The loads scale the table against the reference routing as the table was read: where the table is an
-  // interpolation of its measured counts (log-log, affine, past the last count), so is the reference. The balanced
-  // assignment's own slowest rank swings with the count between them (512 experts, top 22, EP 64: 181 / 120 / 214 /
-  // 123 us at 3 / 4 / 6 / 7 uniformly routed tokens when divided by it), which the interpolated table does not.
-  double base = ref;
-  if (t > hi) base = ref_counts_.past_end(t);
-  else if (interp_ == Interp::kAffine) base = ref_counts_.eval_affine(t);
-  else if (!((interp_ == Interp::kProduct || across) && ref > 0)) base = ref_counts_.eval(t);
   return base > 0 ? table * now / base : table;
 }
 

@@ -120,8 +120,9 @@ class MoePredictor {
 
  private:
   LogCurve curve_, residual_;
-  LogCurve sampled_ref_;                    ///< a sampled reference's mean slowest-rank cost at the measured counts
-  LogCurve ref_counts_;                     ///< reference_rank_cost at the measured counts (read as the table is)
+  /// The reference routing's slowest-rank cost at the measured counts (a sampled reference's: its mean over
+  /// draws), read between them as the table is.
+  LogCurve ref_counts_;
   double switch_lo_ = 0, switch_hi_ = 0;    ///< the measured counts either side of the generator's switch (0: none)
   mutable std::vector<double> switch_ref_;  ///< the mean over draws at each count between them, filled when asked
   Interp interp_ = Interp::kRaw;

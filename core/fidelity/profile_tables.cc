@@ -47,8 +47,7 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
     return false;
   }
   out.fingerprint = key;
-  mask_glitch_cells(out);  // before the token readings are chosen on what is left
-  choose_token_readings(out);
+  read_as_priced(out);
   std::lock_guard<std::mutex> lock(table_cache_mutex());
   table_cache().emplace(key, out);
   return true;
@@ -59,6 +58,11 @@ bool load_table(const ResourceCatalog& catalog, const std::string& folder, const
 std::string tables_backend(const std::string& backend) { return backend == "sglang" ? "vllm" : backend; }
 
 }  // namespace
+
+void read_as_priced(OpTable& t) {
+  mask_glitch_cells(t);  // before the token readings are chosen on what is left
+  choose_token_readings(t);
+}
 
 const std::array<const char*, 12>& ProfileTables::table_names() {
   static const std::array<const char*, 12> names = {

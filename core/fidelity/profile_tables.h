@@ -72,6 +72,10 @@ struct ProfileTables {
   }
 };
 
+/// A parsed table as the simulator reads it: its glitch cells unmeasured (mask_glitch_cells), then GEMM grids given
+/// their token reading on what is left (choose_token_readings). Every table the loader returns has been through it.
+void read_as_priced(OpTable& t);
+
 /// Loads what exists for `gpu`/`backend` (sglang falls back to the vllm tables, plus its own DeepEP tables for MoE
 /// models); errors only for corrupt files.
 bool load_profile_tables(const ResourceCatalog& catalog, const std::string& gpu, const std::string& backend,
