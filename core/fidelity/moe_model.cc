@@ -198,6 +198,7 @@ bool MoePredictor::build(const OpGrid& grid, MoeRouting reference, double refere
   residual_ = LogCurve();
   ref_counts_ = LogCurve();
   interp_ = Interp::kRaw;
+  batches_routed_as_reference_ = false;
   if (grid.axes.size() != 1) return false;
   curve_ = LogCurve(grid.axes[0], grid.values);
   if (curve_.empty()) return false;
@@ -294,6 +295,21 @@ double MoePredictor::reference_rank_cost(std::int64_t tokens) const {
   return t > hi ? ref_counts_.ys().back() * t / hi : ref_counts_.eval(t);
 }
 
+void MoePredictor::set_batch_routing(MoeRouting routing, double alpha) {
+  batches_routed_as_reference_ = routing == ref_ && (routing != MoeRouting::kPowerLaw || alpha == ref_alpha_);
+}
+
+double MoePredictor::read_through_model(double t, double ref, bool* clamped, bool bounded) const {
+  const double v = ref * residual_.eval(t, clamped);
+  const auto& xs = curve_.xs();
+  const auto& ys = curve_.ys();
+  if (!bounded || !(t > xs.front() && t < xs.back())) return v;
+  // Kept between the measured counts either side: the model's own swings (the balanced assignment's slowest rank
+  // between counts, the power-law generator's switch) move the reading inside that range, never past it.
+  const std::size_t i = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), t) - xs.begin()) - 1;
+  return std::min(std::max(v, std::min(ys[i], ys[i + 1])), std::max(ys[i], ys[i + 1]));
+}
+
 double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& loads, bool* extrapolated) const {
   if (tokens <= 0 || curve_.empty()) return 0;
   const double t = static_cast<double>(tokens);
@@ -314,7 +330,9 @@ double MoePredictor::us(std::int64_t tokens, const std::vector<std::int64_t>& lo
     table = curve_.eval_affine(t, &clamped);
     base = ref_counts_.eval_affine(t);
   } else if (ref > 0) {
-    table = ref * residual_.eval(t, &clamped);
+    // A batch routed as the reference was is priced as the table reads; another routing keeps the model's
+    // residual at t (table x now / base = residual x now), which the range of the measured counts does not bound.
+    table = read_through_model(t, ref, &clamped, /*bounded=*/loads.empty() || batches_routed_as_reference_);
     base = ref;
   } else {
     table = curve_.eval(t, &clamped);

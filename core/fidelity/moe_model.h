@@ -117,6 +117,11 @@ class MoePredictor {
   /// switch (lower count x topk <= experts < upper count x topk); false for a balanced reference.
   bool across_generator_switch(double tokens) const;
   const MoeRankCost& rank_cost() const { return rank_; }
+  /// How the batches given to us() are routed (after build). Batches routed as the table's reference was (balanced
+  /// on a balanced curve, power-law with the curve's exponent on a power-law one) are priced as the table reads
+  /// between its counts, kept inside the range of the measured counts around them; others, like the default, keep
+  /// the model reading's residual unbounded, since their loads do not swing with the reference's.
+  void set_batch_routing(MoeRouting routing, double alpha);
 
  private:
   LogCurve curve_, residual_;
@@ -130,10 +135,14 @@ class MoePredictor {
   double ref_alpha_ = 1.01;
   MoeRankCost rank_;
   int experts_ = 0, topk_ = 0, ep_ = 1;
+  bool batches_routed_as_reference_ = false;  ///< set_batch_routing
   mutable std::vector<std::int64_t> ref_loads_;
   /// Mean slowest-rank cost over kMoeReferenceDraws draws of the reference routing at `tokens` (a fixed seed per
   /// count, so the same value whenever asked).
   double mean_over_draws(std::int64_t tokens) const;
+  /// The table at `t` read through the reference's model cost `ref` there: ref x the log-log interpolated residual
+  /// measured / model, with `bounded` kept inside the range of the two measured counts around t.
+  double read_through_model(double t, double ref, bool* clamped, bool bounded) const;
 };
 
 }  // namespace servesim

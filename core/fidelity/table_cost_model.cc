@@ -376,8 +376,10 @@ void TableCostModel::build_moe() {
   moe_dtype_ = g->key[0];
   moe_distribution_ = g->key[7];
   if (moe_.build(*g, ref, alpha, moe_rank_, static_cast<int>(m_.num_experts), static_cast<int>(m_.num_experts_per_tok),
-                 p_.ep_ffn))
+                 p_.ep_ffn)) {
+    moe_.set_batch_routing(routing_, alpha_);
     source_[static_cast<int>(OpFamily::kMoe)] = PriceSource::kTable;
+  }
 }
 
 std::unique_ptr<CostModel> make_cost_model(const ModelSpec& model, const GpuSpec& gpu, const Parallelism& par,

@@ -303,3 +303,70 @@ TEST_CASE("routed loads scale the MoE table against its reference read the way t
     CHECK(p.us(8, spread(8)) == Approx(smooth[3] * moe_slowest_rank(p.rank_cost(), spread(8), ep) / ref8));
   }
 }
+
+TEST_CASE("a count read through the MoE model stays between its measured neighbours when routed as the reference",
+          "[fidelity][moe]") {
+  // 512 experts, top-22, EP 32 (H100 vLLM fp8 hidden 2048 inter 5120): between 4 and 8 tokens the balanced
+  // assignment's busiest rank runs 5 / 7 / 4 / 9 / 11 active experts at 4 / 5 / 6 / 7 / 8 tokens, so the table read
+  // as the model times its residual fell below the measurement at 4 tokens (233.6 us there, 187.9 at 6).
+  const int experts = 512, topk = 22, ep = 32;
+  const std::vector<double> tokens = {1, 2, 4, 8, 16, 32};
+  const std::vector<double> us = {69.76, 169.4, 233.6, 360.1, 507.6, 638.7};
+  const MoeRankCost k = rank_cost(0, 11.7, 0.73, true);
+  OpGrid g = curve_grid(tokens, us);
+  g.key = {"fp8", "2048", "5120", "22", "512", "1", "32", "balanced"};
+  std::vector<std::int64_t> loads;
+  auto balanced = [&](std::int64_t t) {
+    moe_balanced_loads(t, experts, topk, loads);
+    return loads;
+  };
+  MoePredictor uniform, as_ref;
+  REQUIRE(uniform.build(g, MoeRouting::kBalanced, 1.0, k, experts, topk, ep, false));
+  uniform.set_interp(MoePredictor::Interp::kProduct);
+  uniform.set_batch_routing(MoeRouting::kUniform, 1.0);
+  as_ref = uniform;
+  as_ref.set_batch_routing(MoeRouting::kBalanced, 1.0);
+  // The model reading alone leaves the range at 6 tokens.
+  CHECK(uniform.us(6, balanced(6)) < us[2] * 0.9);
+  for (std::int64_t t = 5; t < 8; ++t) {
+    for (const double v : {as_ref.us(t, {}), as_ref.us(t, balanced(t))}) {
+      CHECK(v >= us[2]);
+      CHECK(v <= us[3]);
+    }
+  }
+  CHECK(as_ref.us(6, {}) == Approx(us[2]));
+  // Another routing keeps the residual at the count: its loads do not share the reference's swing.
+  Rng rng(7, 1);
+  moe_loads(MoeRouting::kUniform, 1.0, 6, experts, topk, rng, loads);
+  const auto uniform6 = loads;
+  const double residual6 = uniform.us(6, balanced(6)) / uniform.reference_rank_cost(6);
+  CHECK(uniform.us(6, uniform6) == Approx(residual6 * moe_slowest_rank(uniform.rank_cost(), uniform6, ep)));
+  // Measured counts are exact either way.
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    CHECK(as_ref.us(static_cast<std::int64_t>(tokens[i]), {}) == Approx(us[i]).epsilon(1e-12));
+    CHECK(uniform.us(static_cast<std::int64_t>(tokens[i]), balanced(static_cast<std::int64_t>(tokens[i]))) ==
+          Approx(us[i]).epsilon(1e-12));
+  }
+
+  // Across the power-law generator's switch (32 experts, top 4: between 8 and 16 tokens) on a curve the kernel
+  // keeps flat (H100 vLLM MXFP4, alpha 1.2: 90.97 / 92.04 us at 8 / 16), the model's jump at the switch lifted 9
+  // tokens to 125.8 us; routed as the reference it stays between them.
+  const std::vector<double> pt = {1, 2, 4, 8, 16, 32};
+  const std::vector<double> flat = {70.67, 89.72, 90.04, 90.97, 92.04, 92.47};
+  OpGrid pg = curve_grid(pt, flat);
+  pg.key = {"w4a16_mxfp4", "2880", "2880", "4", "32", "1", "4", "power_law_1.2"};
+  MoePredictor pl;
+  REQUIRE(pl.build(pg, MoeRouting::kPowerLaw, 1.2, rank_cost(0, 10, 0.5, true), 32, 4, 4));
+  REQUIRE(pl.across_generator_switch(9));
+  MoePredictor unbounded = pl;
+  unbounded.set_batch_routing(MoeRouting::kUniform, 1.0);
+  moe_loads(MoeRouting::kPowerLaw, 1.2, 9, 32, 4, rng, loads);
+  const double r9 = pl.reference_rank_cost(9);
+  CHECK(unbounded.us(9, loads) / moe_slowest_rank(pl.rank_cost(), loads, 4) * r9 > flat[4] * 1.05);
+  pl.set_batch_routing(MoeRouting::kPowerLaw, 1.2);
+  for (std::int64_t t = 9; t < 16; ++t) {
+    CHECK(pl.us(t, {}) >= flat[3]);
+    CHECK(pl.us(t, {}) <= flat[4]);
+  }
+  CHECK(pl.us(9, loads) == Approx(pl.us(9, {}) * moe_slowest_rank(pl.rank_cost(), loads, 4) / r9));
+}
