@@ -10,6 +10,7 @@
 
 #include "cli/op_table_file.h"
 #include "core/fidelity/l2_warmth.h"
+#include "core/fidelity/moe_model.h"
 #include "core/fidelity/op_table.h"
 
 namespace servesim::opcheck {
@@ -54,6 +55,12 @@ OJson check_mla(const OpTable& t, const OpTable& other, const OpTable& gemm, boo
                 const MlaShapes& sh);
 /// MoE curves (opcheck_moe.cc).
 OJson check_moe(const OpTable& t, const GpuFacts& gpu);
+/// The slowest-rank cost constants of one MoE grid's shape on `gpu` (the expert weights' HBM time and one row
+/// block's tensor time per rank), as TableCostModel sets them for a role of that shape.
+MoeRankCost moe_rank_cost(const GpuFacts& gpu, const OpGrid& g);
+/// The simulator's predictor of one MoE grid (key dtype, hidden, inter, topk, experts, tp, ep, distribution): its
+/// measured routing as the reference, the reading chosen as roles choose it; false when the grid cannot build one.
+bool moe_grid_predictor(const OpGrid& g, const GpuFacts& gpu, MoePredictor& p);
 /// Message-size curves (opcheck_curves.cc).
 OJson check_curves(const OpTable& t, const char* family, bool split_at_buffer = false, bool monotone = true);
 /// SGLang's DeepEP tables (opcheck_curves.cc).

@@ -13,9 +13,7 @@
 
 namespace servesim::opcheck {
 
-namespace {
-
-MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
+MoeRankCost moe_rank_cost(const GpuFacts& gpu, const OpGrid& g) {
   const double H = std::atof(g.key[1].c_str()), I = std::atof(g.key[2].c_str()), tp = std::atof(g.key[5].c_str());
   const bool q8 = g.key[0].rfind("fp8", 0) == 0;
   const double inter = I / tp;
@@ -28,7 +26,13 @@ MoeRankCost rank_cost(const GpuFacts& gpu, const OpGrid& g) {
   return k;
 }
 
-}  // namespace
+bool moe_grid_predictor(const OpGrid& g, const GpuFacts& gpu, MoePredictor& p) {
+  if (g.axes.size() != 1 || g.key.size() != 8) return false;
+  const MoeRouting ref = g.key[7] == "balanced" ? MoeRouting::kBalanced : MoeRouting::kPowerLaw;
+  const double ref_alpha = g.key[7] == measured_power_law_key(1.2) ? 1.2 : 1.01;
+  return p.build(g, ref, ref_alpha, moe_rank_cost(gpu, g), std::atoi(g.key[4].c_str()), std::atoi(g.key[3].c_str()),
+                 std::atoi(g.key[6].c_str()));
+}
 
 OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
   OJson out;
@@ -42,15 +46,12 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     if (g.axes.size() != 1 || g.key.size() != 8) continue;
     const int experts = std::atoi(g.key[4].c_str()), topk = std::atoi(g.key[3].c_str()),
               ep = std::atoi(g.key[6].c_str());
-    const MoeRouting ref = g.key[7] == "balanced" ? MoeRouting::kBalanced : MoeRouting::kPowerLaw;
-    const double ref_alpha = g.key[7] == measured_power_law_key(1.2) ? 1.2 : 1.01;
+    const bool balanced = g.key[7] == "balanced";
     // Token counts held out on every measured curve.
     {
       const auto held = every_third(g.axes[0].size());
-      const OpGrid r = training_grid(g, 0, held);
       MoePredictor p;
-      if (p.build(r, ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep)) {
-        const bool balanced = ref == MoeRouting::kBalanced;
+      if (moe_grid_predictor(training_grid(g, 0, held), gpu, p)) {
         if (balanced) ++chose[static_cast<int>(p.interp())];
         MoePredictor f = p;  // the same curve read each fixed way
         for (std::size_t i = 0; i < g.axes[0].size(); ++i)
@@ -74,15 +75,15 @@ OJson check_moe(const OpTable& t, const GpuFacts& gpu) {
     // step past the measurements (flagged).
     if (const auto held = last_lines(g.axes[0].size()); held.back() && !std::isnan(g.values.back())) {
       MoePredictor p;
-      if (p.build(training_grid(g, 0, held), ref, ref_alpha, rank_cost(gpu, g), experts, topk, ep))
+      if (moe_grid_predictor(training_grid(g, 0, held), gpu, p))
         edge.add(p.us(static_cast<std::int64_t>(g.axes[0].back()), {}), g.values.back());
     }
     // Skew: predict the power-law measurements from the balanced curve and sampled power-law assignments.
-    if (g.key[7] != "balanced") continue;
+    if (!balanced) continue;
     OpGrid read = g;  // the balanced curve as the simulator reads it
     mask_glitch_cells(read);
     MoePredictor p;
-    if (!p.build(read, MoeRouting::kBalanced, 1.0, rank_cost(gpu, g), experts, topk, ep)) continue;
+    if (!p.build(read, MoeRouting::kBalanced, 1.0, moe_rank_cost(gpu, g), experts, topk, ep)) continue;
     for (const double alpha : {1.01, 1.2}) {
       auto key = g.key;
       key[7] = measured_power_law_key(alpha);

@@ -1,4 +1,4 @@
-// servesim_opcheck --query: the simulator's GEMM and collective predictors over the full measured tables, for
+// servesim_opcheck --query: the simulator's GEMM, collective, attention and MoE predictors over the full measured tables, for
 // shapes read from standard input, so that measurements from another campaign can be compared with them
 // (scripts/cross_source.py). One query per line, one answer per line:
 //
@@ -20,8 +20,12 @@
 //                                                                 step: the decodes beside the prompt tokens; on a
 //                                                                 FlashAttention-2 grid, one-token prompts alone or
 //                                                                 beside decodes as one decode call)
+//   moe DTYPE HIDDEN INTER TOPK EXPERTS TP EP DISTRIBUTION TOKENS
+//                               ->  <us> <extrapolated 0|1>      (.../moe.json: one MoE layer of TOKENS tokens
+//                                                                 under the grid's own measured routing, read by
+//                                                                 MoePredictor as a role of that shape reads it)
 //
-// Attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
+// MoE and attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
 // interpolation) from the grid whose key is exactly (KV_DTYPE, HEAD_DIM, HEADS, KV_HEADS), with the SM count of
 // PROFILES_DIR/gpus/GPU.json, and the split rule of the grid's kernel; scripts/measured_attention.py scores them on
 // measured ragged batches.
@@ -39,6 +43,7 @@
 #include <string>
 
 #include "cli/op_table_file.h"
+#include "cli/opcheck_checks.h"
 #include "core/fidelity/attention_predictor.h"
 #include "core/fidelity/collective_model.h"
 #include "core/fidelity/gemm_model.h"
@@ -168,13 +173,18 @@ int query_main(int argc, char** argv) {
     return 2;
   }
   const std::string root = argv[2], gpu = argv[3], backend = argv[4];
+  const std::string dir = root + "/" + gpu + "/" + backend + "/";
   OpTable gemm, nccl;
-  const bool have_gemm = load_op_table_file(root + "/" + gpu + "/" + backend + "/gemm.json", gemm, /*as_priced=*/true);
+  const bool have_gemm = load_op_table_file(dir + "gemm.json", gemm, /*as_priced=*/true);
   const bool have_nccl = load_op_table_file(root + "/" + gpu + "/nccl.json", nccl);
   CollectiveModel collectives;  // the simulator's NCCL predictor (16-bit collectives), as roles run it
   collectives.set_tables(have_nccl ? &nccl : nullptr, nullptr, 0);
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
-  AttentionQueries attention(root + "/" + gpu + "/" + backend + "/", load_gpu_facts(root, gpu));
+  const GpuFacts facts = load_gpu_facts(root, gpu);
+  AttentionQueries attention(dir, facts);
+  OpTable moe;  // loaded at the first moe query
+  bool moe_tried = false, have_moe = false;
+  std::map<std::string, MoePredictor> moe_curves;  // by key
   std::string line;
   long line_no = 0;
   while (std::getline(std::cin, line)) {
@@ -226,8 +236,38 @@ int query_main(int argc, char** argv) {
       us = attention.price(kind == "attention_prefill" ? K::kPrefill : kind == "attention_decode" ? K::kDecode : K::kStep,
                            in, &extrapolated, why);
       if (!why.empty()) extrapolated = true;
+    } else if (kind == "moe") {
+      std::vector<std::string> key(8);
+      long long tokens = 0;
+      for (std::string& k : key) in >> k;
+      if (!moe_tried) {
+        moe_tried = true;
+        have_moe = load_op_table_file(dir + "moe.json", moe, /*as_priced=*/true);
+      }
+      if (!(in >> tokens) || tokens < 1 || tokens > (1LL << 30)) {
+        why = "expected: moe DTYPE HIDDEN INTER TOPK EXPERTS TP EP DISTRIBUTION TOKENS with TOKENS >= 1";
+      } else if (!have_moe) {
+        why = "no moe.json for " + gpu + "/" + backend;
+      } else if (const OpGrid* g = moe.find(key)) {
+        std::string name;
+        for (const std::string& k : key) name += k + " ";
+        auto it = moe_curves.find(name);
+        if (it == moe_curves.end()) {
+          MoePredictor p;
+          it = moe_curves.emplace(name, opcheck::moe_grid_predictor(*g, facts, p) ? p : MoePredictor{}).first;
+        }
+        if (it->second.ok()) {
+          extrapolated = false;
+          us = it->second.us(tokens, {}, &extrapolated);
+        } else {
+          why = "the moe grid of that key builds no predictor";
+        }
+      } else {
+        why = "no moe grid for that key (dtype hidden inter topk experts tp ep distribution)";
+      }
     } else {
-      why = "unknown query kind '" + kind + "' (gemm, collective, attention_prefill, attention_decode or attention_step)";
+      why = "unknown query kind '" + kind +
+            "' (gemm, collective, attention_prefill, attention_decode, attention_step or moe)";
     }
     if (!why.empty()) std::cerr << "query line " << line_no << ": " << why << "\n";
     std::cout << (std::isnan(us) ? std::string("nan") : std::to_string(us)) << " " << (extrapolated ? 1 : 0) << "\n";

@@ -3,7 +3,8 @@
 predictors): a GEMM and a uniform attention batch at a measured cell return that cell (unflagged), a shape past the
 grid is flagged, a collective between measured sizes lies between its neighbours, a batch of mixed lengths is
 priced, decodes in one call with prompt tokens cost more on this FlashAttention-2 table than the two parts alone
-(grouped heads unpacked), and bad lines answer "nan 1" without stopping the run.
+(grouped heads unpacked), an MoE curve returns its measured counts (unflagged) and reads every count between two of
+them inside their range (across the power-law generator's switch too), and bad lines answer "nan 1" without stopping the run.
 
     opcheck_query_test.py PATH_TO_servesim_opcheck"""
 import json
@@ -35,6 +36,14 @@ def attention_cell(op):
                 return t["key"], bs[a], ss[b], v[a * len(ss) + b]
 
 
+moe = json.load(open(os.path.join(PROFILES, "A100-80G", "vllm", "moe.json")))["tables"][0]
+mx, my = moe["axes"][0], moe["values"]
+# The two counts either side of the power-law generator's switch (tokens x topk passing the experts), which the
+# simulator reads through its model's draws.
+topk, experts = moe["key"][3], moe["key"][4]
+M0 = [n for n in range(len(mx) - 1) if mx[n] * topk <= experts < mx[n + 1] * topk][0]
+assert mx[M0 + 1] - mx[M0] >= 3 and my[M0] is not None and my[M0 + 1] is not None
+moe_between = list(range(int(mx[M0]) + 1, int(mx[M0 + 1])))
 pkey, pb, ps, pcell = attention_cell("context_attention")
 dkey, db, ds, dcell = attention_cell("generation_attention")
 head = lambda key: " ".join(str(x) for x in key)
@@ -47,9 +56,14 @@ queries = ["gemm bfloat16 %d %d %d" % (ms[k], ns[i], ks[j]),
            "attention_prefill %s 512:512" % head(pkey),
            "attention_step %s 512:512 100 5000 20 30000" % head(pkey),
            "attention_step %s 100 5000 20 30000" % head(pkey),
-           "gemm nosuchtype 1 2 3", "gemm bfloat16 0 2 3", "hello", "collective all_reduce half 3 100",
+           "moe %s %d" % (head(moe["key"]), mx[M0]),
+           "moe %s %d" % (head(moe["key"]), mx[-1] * 2)]
+queries += ["moe %s %d" % (head(moe["key"]), t) for t in moe_between]
+good = len(queries)
+queries += ["gemm nosuchtype 1 2 3", "gemm bfloat16 0 2 3", "hello", "collective all_reduce half 3 100",
            "attention_prefill %s 5:3" % head(pkey), "attention_decode bfloat16 128 33 8 10",
-           "attention_decode nosuchtype 128 32 8 10"]
+           "attention_decode nosuchtype 128 32 8 10", "moe %s 0" % head(moe["key"]),
+           "moe nosuchtype 1 2 3 4 5 6 balanced 8"]
 out = subprocess.run([sys.argv[1], "--query", PROFILES, "A100-80G", "vllm"], input="\n".join(queries),
                      capture_output=True, text=True)
 got = [line.split() for line in out.stdout.splitlines()]
@@ -74,7 +88,14 @@ else:
         fails.append("mixed step %s not above its parts alone (%s)" % (got[7], parts))
     if abs(float(got[8][0]) - float(got[5][0])) > 1e-6 * float(got[5][0]):
         fails.append("a step of decodes only %s differs from the decode batch %s" % (got[8], got[5]))
-    good = 9
+    if abs(float(got[9][0]) - my[M0]) > 1e-6 * my[M0] or got[9][1] != "0":
+        fails.append("moe at a measured count: got %s, want %s unflagged" % (got[9], my[M0]))
+    if got[10][1] != "1":
+        fails.append("moe past the last count not flagged: %s" % got[10])
+    lo, hi = sorted((my[M0], my[M0 + 1]))
+    for n, t in enumerate(moe_between, 11):
+        if not lo <= float(got[n][0]) <= hi or got[n][1] != "0":
+            fails.append("moe at %d tokens: %s not within [%s, %s]" % (t, got[n], lo, hi))
     for n in range(good, len(queries)):
         if got[n] != ["nan", "1"]:
             fails.append("bad query %r answered %s" % (queries[n], got[n]))
