@@ -1,6 +1,7 @@
-// servesim_opcheck --query: the simulator's GEMM, collective, attention and MoE predictors over the full measured tables, for
-// shapes read from standard input, so that measurements from another campaign can be compared with them
-// (scripts/cross_source.py). One query per line, one answer per line:
+// servesim_opcheck --query: the simulator's GEMM, collective, attention and MoE predictors over the full measured
+// tables, for shapes read from standard input, so that measurements from another campaign can be compared with them
+// (scripts/cross_source.py) and the predictors swept between measured shapes. One query per line, one answer per
+// line:
 //
 //   gemm DTYPE M N K            ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/BACKEND/gemm.json)
 //   collective OP half GPUS E   ->  <us> <extrapolated 0|1>      (PROFILES_DIR/GPU/nccl.json, E elements per GPU,
@@ -25,10 +26,10 @@
 //                                                                 under the grid's own measured routing, read by
 //                                                                 MoePredictor as a role of that shape reads it)
 //
-// MoE and attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
+// Attention predictors are built as the simulator builds them (AttentionPredictor with the cross-validated choice of
 // interpolation) from the grid whose key is exactly (KV_DTYPE, HEAD_DIM, HEADS, KV_HEADS), with the SM count of
 // PROFILES_DIR/gpus/GPU.json, and the split rule of the grid's kernel; scripts/measured_attention.py scores them on
-// measured ragged batches.
+// measured ragged batches. MoE predictors likewise from the grid of exactly that key (opcheck::moe_grid_predictor).
 //
 // A query the tables cannot answer (no grid for the key, malformed line) prints "nan 1" and a message on stderr
 // naming the line; the run goes on.

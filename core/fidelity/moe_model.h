@@ -92,9 +92,11 @@ double moe_slowest_rank(const MoeRankCost& k, const std::vector<std::int64_t>& c
 /// power-law generator draws its expert weights from another range once tokens x topk exceeds the experts
 /// (moe_loads), and the measured curves bend there (128 experts, top 8, alpha 1.01: 182 / 230 / 364 us at 8 / 16 /
 /// 32 tokens). Between two measured counts on either side of it a count is read as the model's mean over draws at
-/// that count itself times the log-log interpolated residual measured / model. Past the largest measured count the
-/// curve is read affinely from it and the largest count at most half of it, between flat and proportional
-/// (past_edge_us, as GEMM shapes past their grid's edge), and flagged.
+/// that count itself times the log-log interpolated residual measured / model. Either model reading stays inside
+/// the range of the two measured counts around it for a batch routed as the curve's reference was
+/// (set_batch_routing): the model's reference swings between counts where the kernel does not (docs/validation.md).
+/// Past the largest measured count the curve is read affinely from it and the largest count at most half of it,
+/// between flat and proportional (past_edge_us, as GEMM shapes past their grid's edge), and flagged.
 class MoePredictor {
  public:
   enum class Interp { kRaw, kAffine, kProduct };

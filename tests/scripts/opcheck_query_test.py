@@ -4,7 +4,8 @@ predictors): a GEMM and a uniform attention batch at a measured cell return that
 grid is flagged, a collective between measured sizes lies between its neighbours, a batch of mixed lengths is
 priced, decodes in one call with prompt tokens cost more on this FlashAttention-2 table than the two parts alone
 (grouped heads unpacked), an MoE curve returns its measured counts (unflagged) and reads every count between two of
-them inside their range (across the power-law generator's switch too), and bad lines answer "nan 1" without stopping the run.
+them inside their range (across the power-law generator's switch too), and bad lines answer "nan 1" without
+stopping the run.
 
     opcheck_query_test.py PATH_TO_servesim_opcheck"""
 import json
