@@ -14,16 +14,9 @@
 namespace servesim::opcheck {
 
 MoeRankCost moe_rank_cost(const GpuFacts& gpu, const OpGrid& g) {
-  const double H = std::atof(g.key[1].c_str()), I = std::atof(g.key[2].c_str()), tp = std::atof(g.key[5].c_str());
   const bool q8 = g.key[0].rfind("fp8", 0) == 0;
-  const double inter = I / tp;
-  MoeRankCost k;
-  k.block_m = kMoeBlockRowsMin;
-  k.block_m_max = kMoeBlockRowsMax;
-  k.t0 = 0;
-  k.t_weight = 3.0 * H * inter * (q8 ? 1.0 : 2.0) / (gpu.hbm_tb_s * 1e12 * 0.8) * 1e6;
-  k.t_block = 2.0 * k.block_m * 3.0 * H * inter / ((q8 ? gpu.fp8 : gpu.bf16) * 1e12 * 0.7) * 1e6;
-  return k;
+  const double hidden = std::atof(g.key[1].c_str()), inter = std::atof(g.key[2].c_str()) / std::atof(g.key[5].c_str());
+  return servesim::moe_rank_cost(hidden, inter, q8 ? 1.0 : 2.0, gpu.hbm_tb_s, q8 ? gpu.fp8 : gpu.bf16);
 }
 
 bool moe_grid_predictor(const OpGrid& g, const GpuFacts& gpu, MoePredictor& p) {

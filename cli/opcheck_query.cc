@@ -42,6 +42,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/op_table_file.h"
 #include "cli/opcheck_checks.h"
@@ -185,7 +186,7 @@ int query_main(int argc, char** argv) {
   AttentionQueries attention(dir, facts);
   OpTable moe;  // loaded at the first moe query
   bool moe_tried = false, have_moe = false;
-  std::map<std::string, MoePredictor> moe_curves;  // by key
+  std::map<std::vector<std::string>, MoePredictor> moe_curves;
   std::string line;
   long line_no = 0;
   while (std::getline(std::cin, line)) {
@@ -250,12 +251,10 @@ int query_main(int argc, char** argv) {
       } else if (!have_moe) {
         why = "no moe.json for " + gpu + "/" + backend;
       } else if (const OpGrid* g = moe.find(key)) {
-        std::string name;
-        for (const std::string& k : key) name += k + " ";
-        auto it = moe_curves.find(name);
+        auto it = moe_curves.find(key);
         if (it == moe_curves.end()) {
           MoePredictor p;
-          it = moe_curves.emplace(name, opcheck::moe_grid_predictor(*g, facts, p) ? p : MoePredictor{}).first;
+          it = moe_curves.emplace(key, opcheck::moe_grid_predictor(*g, facts, p) ? p : MoePredictor{}).first;
         }
         if (it->second.ok()) {
           extrapolated = false;

@@ -160,6 +160,17 @@ void moe_loads(MoeRouting routing, double alpha, std::int64_t tokens, int expert
   }
 }
 
+MoeRankCost moe_rank_cost(double hidden, double inter_per_rank, double weight_bytes, double hbm_tb_s,
+                          double peak_tflops) {
+  MoeRankCost k;
+  k.block_m = kMoeBlockRowsMin;
+  k.block_m_max = kMoeBlockRowsMax;
+  k.t0 = 0;
+  k.t_weight = 3.0 * hidden * inter_per_rank * weight_bytes / (hbm_tb_s * 1e12 * 0.8) * 1e6;
+  k.t_block = 2.0 * k.block_m * 3.0 * hidden * inter_per_rank / (peak_tflops * 1e12 * 0.7) * 1e6;
+  return k;
+}
+
 int moe_block_rows(const MoeRankCost& k, double mean_rows) {
   if (k.block_m_max <= k.block_m) return k.block_m;
   int bm = k.block_m;

@@ -49,6 +49,13 @@ struct MoeRankCost {
   int block_m_max = 0;   ///< > block_m: the kernel sizes its row block to the mean tokens per expert (power of two)
 };
 
+/// The per-rank terms from the datasheet (only their ratio enters a price): an expert's three weight matrices
+/// (hidden x inter_per_rank each, `weight_bytes` per weight) streamed at 80% of `hbm_tb_s`, and one row block of the
+/// smallest size (kMoeBlockRowsMin, growing to kMoeBlockRowsMax with the rows per expert) through them at 70% of
+/// `peak_tflops`; t0 = 0, set from the table by MoePredictor::build.
+MoeRankCost moe_rank_cost(double hidden, double inter_per_rank, double weight_bytes, double hbm_tb_s,
+                          double peak_tflops);
+
 /// Rows per block for a mean of `mean_rows` tokens per expert: block_m, or with block_m_max the next power of two
 /// of the mean clamped to [block_m, block_m_max].
 int moe_block_rows(const MoeRankCost& k, double mean_rows);

@@ -323,19 +323,14 @@ void TableCostModel::build_mla_attention() {
 
 void TableCostModel::build_moe() {
   if (!m_.is_moe()) return;
-  // Per-rank terms from the datasheet (only their ratio enters the price).
-  const double H = static_cast<double>(m_.hidden_size);
-  const double inter = static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn;
-  // The experts' weight format (weight_format.h): FP8 formats run FP8 tensor-core math; MXFP4 on a GPU without FP4
-  // tensor cores is weight-only (w4a16): 4.25-bit weights dequantised to 16-bit math.
+  // Per-rank terms from the datasheet. The experts' weight format (weight_format.h): FP8 formats run FP8
+  // tensor-core math; MXFP4 on a GPU without FP4 tensor cores is weight-only (w4a16): 4.25-bit weights dequantised
+  // to 16-bit math.
   const WeightFormat fe = math_format(formats_.experts);
-  const double wbytes = weight_format_bytes(formats_.experts, m_);
-  const double peak = (is_fp8(fe) && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops) * 1e12;
-  moe_rank_.block_m = kMoeBlockRowsMin;
-  moe_rank_.block_m_max = kMoeBlockRowsMax;
-  moe_rank_.t0 = 0;
-  moe_rank_.t_weight = 3.0 * H * inter * wbytes / (g_.hbm_tb_s * 1e12 * 0.8) * 1e6;
-  moe_rank_.t_block = 2.0 * moe_rank_.block_m * 3.0 * H * inter / (peak * 0.7) * 1e6;
+  moe_rank_ = moe_rank_cost(static_cast<double>(m_.hidden_size),
+                            static_cast<double>(m_.moe_intermediate_size) / p_.tp_ffn,
+                            weight_format_bytes(formats_.experts, m_), g_.hbm_tb_s,
+                            is_fp8(fe) && g_.fp8_tflops > 0 ? g_.fp8_tflops : g_.bf16_tflops);
   if (t_.moe.empty()) return;
   const std::string dt = moe_table_dtype(fe);
   std::vector<std::string> key = {dt,
