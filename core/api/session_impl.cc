@@ -143,7 +143,7 @@ std::uint64_t SessionImpl::event_budget() const {
 
 Progress SessionImpl::step(std::uint64_t max_events) {
   if (status_ != "running") return progress();
-  const SimTime until = scenario_.limits.max_sim_time_s > 0 ? from_sec(scenario_.limits.max_sim_time_s) : kTimeInfinity;
+  const SimTime until = scenario_.limits.max_sim_time_s > 0 ? from_sec(scenario_.limits.max_sim_time_s) : kMaxSimTime;
   std::uint64_t left = max_events;
   while (left > 0 && !sim_.idle()) {
     const std::uint64_t budget = event_budget();
@@ -156,8 +156,13 @@ Progress SessionImpl::step(std::uint64_t max_events) {
     const std::uint64_t ran = sim_.run(chunk, until);
     left -= ran;
     if (ran < chunk && !sim_.idle() && sim_.next_time() > until) {
-      finish("stopped", "simulated time limit of " + std::to_string(scenario_.limits.max_sim_time_s) +
-                            " s reached (/limits/max_sim_time_s)");
+      if (scenario_.limits.max_sim_time_s > 0)
+        finish("stopped", "simulated time limit of " + std::to_string(scenario_.limits.max_sim_time_s) +
+                              " s reached (/limits/max_sim_time_s)");
+      else
+        finish("stopped",
+               "the run reached the simulator's horizon, 1e9 s (about 32 years) of simulated time: an "
+               "arrival gap or a step that long; check the workload's rates and the GPU's datasheet figures");
       return progress();
     }
   }

@@ -83,7 +83,7 @@ void KvTransferManager::retime(Simulator& sim, int p, int d) {
     t.last = now;
     t.rate = std::min(p_bw_ / from_p_[t.p], d_bw_ / to_d_[t.d]);
     ++t.version;
-    const SimTime dt = static_cast<SimTime>(t.remaining / t.rate * 1e9 + 0.5);
+    const SimTime dt = span_ns(t.remaining / t.rate * 1e9);
     // The version rides in the event payload: a re-timed transfer ignores its earlier completion events.
     sim.schedule(now + dt, this, kDataDone, (static_cast<std::int64_t>(id) << 32) | t.version);
   }

@@ -30,7 +30,7 @@ AfdCostModel::AfdCostModel(std::unique_ptr<CostModel> attention, std::unique_ptr
 SimTime AfdCostModel::transfer_ns(std::int64_t tokens) const {
   if (tokens <= 0) return 0;
   const double bytes = static_cast<double>(tokens) * hidden_ * 2.0;  // 16-bit activations
-  return static_cast<SimTime>(bytes / link_.bytes_per_s * 1e9 + 0.5) + link_.latency;
+  return span_ns(bytes / link_.bytes_per_s * 1e9) + link_.latency;
 }
 
 BatchCost AfdCostModel::price(const BatchShape& s) {

@@ -181,13 +181,13 @@ BatchCost RooflineCostModel::price(const BatchShape& s) {
   double launch_wait_ns = 0;
   BatchCost c = part_ == CostPart::kWhole && p_.dp_attn == 1 ? price_whole(s, launch_wait_ns) : price_parts(s, launch_wait_ns);
   // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
-  if (part_ == CostPart::kWhole) split_pipeline(c, p_.pp, static_cast<SimTime>(launch_wait_ns + 0.5));
+  if (part_ == CostPart::kWhole) split_pipeline(c, p_.pp, span_ns(launch_wait_ns));
   return c;
 }
 
 BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wait_ns) const {
   BatchCost c;
-  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
+  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += span_ns(ns); };
   const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
   const double H = static_cast<double>(m_.hidden_size);
   const double L = static_cast<double>(layers_per_stage_) * p_.pp;
@@ -224,7 +224,7 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wai
 
 BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wait_ns) const {
   BatchCost c;
-  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += static_cast<SimTime>(ns + 0.5); };
+  auto add = [&c](OpFamily f, double ns) { c.by_family[static_cast<int>(f)] += span_ns(ns); };
   const double T = static_cast<double>(s.num_tokens + s.padded_tokens);
   const double H = static_cast<double>(m_.hidden_size);
   const double L = static_cast<double>(layers_per_stage_) * p_.pp;

@@ -221,7 +221,7 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
   // The FFN side of an A/F pair only executes what arrives: its host cost is the attention side's.
   if (part_ == CostPart::kFfn) {
     for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
-      c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);
+      c.by_family[f] = span_ns(us[f] * 1e3);
       c.total += c.by_family[f];
     }
     return c;
@@ -240,11 +240,11 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
   const double overhead = launch_wait_us + exposed_host_time(host, gpu + launch_wait_us, async_host_);
   fam(OpFamily::kOverhead) = overhead;
   for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
-    c.by_family[f] = static_cast<SimTime>(us[f] * 1e3 + 0.5);
+    c.by_family[f] = span_ns(us[f] * 1e3);
     c.total += c.by_family[f];
   }
   // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
-  split_pipeline(c, p_.pp, static_cast<SimTime>(launch_wait_us * 1e3 + 0.5));
+  split_pipeline(c, p_.pp, span_ns(launch_wait_us * 1e3));
   return c;
 }
 

@@ -120,17 +120,46 @@ void read_afd(const Json& j, const std::string& path, AfdSpec& t, Errors& errors
   ObjectReader r(j, path, errors);
   r.get_int("micro_batches", t.micro_batches, 1, 8);
   r.get_enum("link", t.link, {"inter_node", "nvlink"});
-  r.get_number("bandwidth_gb_s", t.bandwidth_gb_s, 0, 1e5);
-  r.get_number("efficiency", t.efficiency, 0, 1, false, true);
+  r.get_number_or_zero("bandwidth_gb_s", t.bandwidth_gb_s, kMinLinkGbS, 1e5);
+  r.get_number("efficiency", t.efficiency, kMinLinkEfficiency, 1);
   r.get_number("latency_us", t.latency_us, 0, 1e6);
 }
 
 void read_kv_transfer(const Json& j, const std::string& path, KvTransferSpec& t, Errors& errors) {
   ObjectReader r(j, path, errors);
   r.get_enum("link", t.link, {"inter_node", "nvlink"});
-  r.get_number("bandwidth_gb_s", t.bandwidth_gb_s, 0, 1e5, false, true);
-  r.get_number("efficiency", t.efficiency, 0, 1, false, true);
+  r.get_number("bandwidth_gb_s", t.bandwidth_gb_s, kMinLinkGbS, 1e5);
+  r.get_number("efficiency", t.efficiency, kMinLinkEfficiency, 1);
   r.get_number("latency_us", t.latency_us, 0, 1e6);
+}
+
+/// A GPU without `inter_node_gb_s` (0) is refused where the deployment sends something between nodes: a role whose
+/// GPUs span nodes (its collectives and pipeline hops), and the KV (P -> D or A) and activation (A <-> F) links when
+/// they run over the network without a bandwidth of their own. `gpu_paths[i]`: where role i's GPU was given.
+void check_inter_node_links(const DeploymentSpec& d, const std::vector<std::string>& gpu_paths, Errors& errors) {
+  std::vector<std::string> why(d.roles.size());
+  for (std::size_t i = 0; i < d.roles.size(); ++i) {
+    const RoleSpec& role = d.roles[i];
+    if (role.world_size() > role.gpu.gpus_per_node)
+      why[i] = "role " + role.name + " spans nodes (" + std::to_string(role.world_size()) + " GPUs, " +
+               std::to_string(role.gpu.gpus_per_node) + " per node)";
+    const bool kv = d.disaggregated() && role.kind != RoleKind::kFfn && d.kv_transfer.link == "inter_node" &&
+                    d.kv_transfer.bandwidth_gb_s <= 0;
+    const bool afd = d.attention_ffn() && (role.kind == RoleKind::kAttention || role.kind == RoleKind::kFfn) &&
+                     d.afd.link == "inter_node" && d.afd.bandwidth_gb_s <= 0;
+    if (why[i].empty() && kv)
+      why[i] = "role " + role.name + " sends or receives KV over the network; or give /deployment/kv_transfer a " +
+               "bandwidth_gb_s (or link \"nvlink\")";
+    if (why[i].empty() && afd)
+      why[i] = "role " + role.name + " exchanges activations over the network; or give /deployment/afd a " +
+               "bandwidth_gb_s (or link \"nvlink\")";
+  }
+  std::set<std::string> said;  // one error per GPU given, for the first role that needs it
+  for (std::size_t i = 0; i < d.roles.size(); ++i) {
+    if (why[i].empty() || d.roles[i].gpu.inter_node_gb_s > 0 || gpu_paths[i].empty()) continue;
+    if (!said.insert(gpu_paths[i]).second) continue;
+    errors.add(gpu_paths[i] + "/inter_node_gb_s", "is required (network bandwidth per GPU, GB/s): " + why[i]);
+  }
 }
 
 void read_sibyl(const Json& j, const std::string& path, SibylSpec& s, Errors& errors) {
@@ -160,6 +189,7 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     return;
   }
   std::set<std::string> names;
+  std::vector<std::string> gpu_paths;  // per role read: where its GPU was given
   for (std::size_t i = 0; i < roles->size(); ++i) {
     const std::string rp = r.path("roles") + "/" + std::to_string(i);
     ObjectReader rr((*roles)[i], rp, errors);
@@ -179,10 +209,11 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
       errors.add(rr.path("name"), "duplicate role name \"" + role.name + "\"; give each role a unique \"name\"");
     rr.get_int("replicas", role.replicas, 1, 65536);
     read_parallelism(rr, role.kind, role.parallelism, errors);
+    std::string gpu_path;
     if (const Json* g = rr.raw("gpu")) {
-      read_gpu(*g, rr.path("gpu"), catalog, role.gpu, errors);
+      read_gpu(*g, gpu_path = rr.path("gpu"), catalog, role.gpu, errors);
     } else if (default_gpu) {
-      read_gpu(*default_gpu, default_gpu_path, catalog, role.gpu, errors);
+      read_gpu(*default_gpu, gpu_path = default_gpu_path, catalog, role.gpu, errors);
     } else {
       errors.add(rr.path("gpu"), "is required (or set /hardware/gpu for all roles); catalog: " +
                                      catalog.list_joined("gpus"));
@@ -200,6 +231,7 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     role.engine.hybrid_kv_cache_manager =
         hybrid_kv_cache_on(role.engine, role.kind != RoleKind::kColocated, architecture);
     d.roles.push_back(std::move(role));
+    gpu_paths.push_back(gpu_path);
   }
   check_role_mix(r, d, errors);
   if (const Json* t = r.raw("kv_transfer")) read_kv_transfer(*t, r.path("kv_transfer"), d.kv_transfer, errors);
@@ -212,6 +244,7 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
   if (!d.disaggregated() && (r.has("decode_router") || r.has("kv_transfer") || r.has("sibyl")))
     errors.add(r.path("decode_router"),
                "decode_router, kv_transfer and sibyl apply only to disaggregated (P + D, P + A + F) deployments");
+  if (errors.ok()) check_inter_node_links(d, gpu_paths, errors);
   if (d.total_gpus() > 131072)
     errors.add(r.path("roles"), "the deployment uses " + std::to_string(d.total_gpus()) +
                                     " GPUs; at most 131072 are supported");

@@ -21,12 +21,13 @@ void read_gpu_fields(ObjectReader& r, GpuSpec& g, const ResourceCatalog& catalog
   r.ignore({"source", "notes", "price_source"});
   r.get_string("name", g.name, true, 64);
   r.get_number("memory_bytes", g.memory_bytes, 1e9, 1e13, true);
-  r.get_number("bf16_tflops", g.bf16_tflops, 0, 1e5, true, true);
-  r.get_number("fp8_tflops", g.fp8_tflops, 0, 1e5);
-  r.get_number("hbm_tb_s", g.hbm_tb_s, 0, 1e3, true, true);
-  r.get_number("nvlink_gb_s", g.nvlink_gb_s, 0, 1e5);
-  r.get_number("pcie_gb_s", g.pcie_gb_s, 0, 1e4);
-  r.get_number("inter_node_gb_s", g.inter_node_gb_s, 0, 1e5);
+  // Floors far below any accelerator's datasheet: smaller throughputs only make simulated time overflow.
+  r.get_number("bf16_tflops", g.bf16_tflops, kMinTflops, 1e5, true);
+  r.get_number_or_zero("fp8_tflops", g.fp8_tflops, kMinTflops, 1e5);
+  r.get_number("hbm_tb_s", g.hbm_tb_s, kMinHbmTbS, 1e3, true);
+  r.get_number_or_zero("nvlink_gb_s", g.nvlink_gb_s, kMinLinkGbS, 1e5);
+  r.get_number_or_zero("pcie_gb_s", g.pcie_gb_s, kMinLinkGbS, 1e4);
+  r.get_number_or_zero("inter_node_gb_s", g.inter_node_gb_s, kMinLinkGbS, 1e5);
   r.get_int("gpus_per_node", g.gpus_per_node, 1, 1024);
   r.get_int("sm_count", g.sm_count, 0, 100000);
   r.get_number("tdp_w", g.tdp_w, 0, 1e5);

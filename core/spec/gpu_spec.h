@@ -9,6 +9,12 @@ namespace servesim {
 
 class ResourceCatalog;
 
+/// The least datasheet figures a GPU may give (below any accelerator's: A10G's 70 BF16 TFLOPS, 0.6 TB/s, a 1.6 GB/s
+/// NIC share). Smaller ones price a step past the simulated time a run can reach instead of meaning anything.
+inline constexpr double kMinTflops = 1;     ///< bf16_tflops, fp8_tflops (fp8 may be 0: none)
+inline constexpr double kMinHbmTbS = 0.01;  ///< hbm_tb_s
+inline constexpr double kMinLinkGbS = 0.1;  ///< nvlink_gb_s, pcie_gb_s, inter_node_gb_s (each may be 0: none)
+
 /// One accelerator type.
 struct GpuSpec {
   std::string name;
@@ -18,7 +24,7 @@ struct GpuSpec {
   double hbm_tb_s = 0;         ///< memory bandwidth, TB/s
   double nvlink_gb_s = 0;      ///< intra-node GPU-GPU bandwidth per GPU, one direction (0 = none)
   double pcie_gb_s = 0;        ///< host link bandwidth
-  double inter_node_gb_s = 0;  ///< network bandwidth per GPU
+  double inter_node_gb_s = 0;  ///< network bandwidth per GPU (0 = none: a role that crosses nodes is refused)
   int gpus_per_node = 8;
   int sm_count = 0;
   double tdp_w = 0;

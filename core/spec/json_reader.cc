@@ -113,6 +113,19 @@ bool ObjectReader::get_number(const std::string& key, double& out, double lo, do
   return true;
 }
 
+bool ObjectReader::get_number_or_zero(const std::string& key, double& out, double lo, double hi) {
+  const Json* v = find(key);
+  if (!v) return false;
+  const double x = v->is_number() ? v->get<double>() : -1;
+  if (!v->is_number() || !(x == 0 || (x >= lo && x <= hi))) {
+    errors_.add(path(key), "must be 0 (none) or a number at least " + fmt_num(lo) + " and at most " + fmt_num(hi) +
+                               ", got " + describe(*v));
+    return false;
+  }
+  out = x;
+  return true;
+}
+
 bool ObjectReader::get_bool(const std::string& key, bool& out, bool required) {
   const Json* v = find(key);
   if (!v) {

@@ -41,6 +41,9 @@ class ObjectReader {
   /// Number in [lo, hi] (inclusive unless the flags say otherwise).
   bool get_number(const std::string& key, double& out, double lo, double hi, bool required = false,
                   bool lo_open = false);
+  /// 0 (none: the caller's default) or a number in [lo, hi]: a rate or bandwidth where a tiny positive value would
+  /// make simulated time overflow rather than mean anything.
+  bool get_number_or_zero(const std::string& key, double& out, double lo, double hi);
   bool get_bool(const std::string& key, bool& out, bool required = false);
   bool get_string(const std::string& key, std::string& out, bool required = false, std::size_t max_len = 256);
   /// String among `allowed`; the error lists them.

@@ -1,6 +1,9 @@
 #include "core/spec/workload_spec.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "core/spec/resource_catalog.h"
 
@@ -10,6 +13,15 @@ namespace {
 
 constexpr std::int64_t kMaxRequests = 10'000'000;
 constexpr std::int64_t kMaxLen = 1 << 22;
+/// The most simulated seconds a workload's arrivals may be meant to span: a tenth of the run's horizon
+/// (kMaxSimTime), so the random gaps of even a bursty process stay inside it.
+constexpr double kMaxArrivalSpanS = 1e8;
+/// Bursty arrivals: the least gamma shape (vllm bench serve --burstiness) taken.
+constexpr double kMinBurstiness = 1e-3;
+/// Trace arrivals re-timed to a mean rate: the least rate (req/s) taken.
+constexpr double kMinTraceRate = 1e-3;
+/// Trace arrivals: the largest factor on the bundled traces' gaps (about an hour each: 1e5 x makes 11 years).
+constexpr double kMaxTimeScale = 1e5;
 
 bool check_listed(const ResourceCatalog& catalog, const std::string& folder, const std::string& name,
                   const std::string& path, Errors& errors) {
@@ -91,17 +103,43 @@ void read_arrival(const Json& j, const std::string& path, const ResourceCatalog&
     } else {
       r.get_number("request_rate", a.request_rate, 0, 1e7, true, true);
     }
-    r.get_number("burstiness", a.burstiness, 0, 1e3, false, true);
+    r.get_number("burstiness", a.burstiness, kMinBurstiness, 1e3);
   } else if (process == "closed_loop") {
     a.process = ArrivalSpec::Process::kClosedLoop;
     r.get_number("think_time_ms", a.think_time_ms, 0, 1e9);
   } else {
     a.process = ArrivalSpec::Process::kTrace;
     if (r.get_string("trace", a.trace, true, 128)) check_listed(catalog, "traces", a.trace, r.path("trace"), errors);
-    r.get_number("time_scale", a.time_scale, 0, 1e6, false, true);
-    r.get_number("request_rate", a.trace_rate, 0, 1e7, false, true);
+    r.get_number("time_scale", a.time_scale, 0, kMaxTimeScale, false, true);
+    // Its floor keeps the longest bundled trace (30,731 rows) inside kMaxArrivalSpanS when num_requests is not given.
+    r.get_number("request_rate", a.trace_rate, kMinTraceRate, 1e7);
     if (r.has("time_scale") && r.has("request_rate"))
       errors.add(r.path("request_rate"), "give either time_scale or request_rate for a trace, not both");
+  }
+}
+
+/// Arrivals meant to span more simulated time than a run reaches (kMaxArrivalSpanS): a request rate so low, or a
+/// think time so long, that the run would only measure its own idle time (and past the horizon, overflow it).
+void check_arrival_span(const WorkloadSpec& w, const std::string& path, Errors& errors) {
+  const ArrivalSpec& a = w.arrival;
+  const auto gaps = static_cast<double>(std::max<std::int64_t>(w.num_requests - 1, 0));
+  auto refuse = [&](const std::string& key, double span_s, const char* advice) {
+    std::ostringstream ss;
+    ss << "with " << w.num_requests << " requests the arrivals would span about " << span_s
+       << " s of simulated time, more than the " << kMaxArrivalSpanS << " s a run may; " << advice
+       << " or send fewer requests";
+    errors.add(path + "/" + key, ss.str());
+  };
+  if (a.process == ArrivalSpec::Process::kPoisson && std::isfinite(a.request_rate) && a.request_rate > 0 &&
+      gaps / a.request_rate > kMaxArrivalSpanS)
+    refuse("request_rate", gaps / a.request_rate, "raise it");
+  if (a.process == ArrivalSpec::Process::kTrace && a.trace_rate > 0 && gaps / a.trace_rate > kMaxArrivalSpanS)
+    refuse("request_rate", gaps / a.trace_rate, "raise it");
+  if (a.process == ArrivalSpec::Process::kClosedLoop && a.max_concurrency > 0) {
+    // Each client thinks once per request it sends.
+    const double rounds = std::ceil(static_cast<double>(w.num_requests) / static_cast<double>(a.max_concurrency));
+    if (rounds * a.think_time_ms / 1e3 > kMaxArrivalSpanS)
+      refuse("think_time_ms", rounds * a.think_time_ms / 1e3, "shorten it");
   }
 }
 
@@ -115,6 +153,7 @@ void read_workload(const Json& j, const std::string& path, const ResourceCatalog
   else errors.add(r.path("arrival"), "is required, e.g. {\"process\": \"poisson\", \"request_rate\": 4}");
   const bool trace_arrivals = w.arrival.process == ArrivalSpec::Process::kTrace;
   r.get_int("num_requests", w.num_requests, 1, kMaxRequests, !trace_arrivals);
+  check_arrival_span(w, r.path("arrival"), errors);
   std::string ttft_from = "first_token";
   if (r.get_enum("ttft_from", ttft_from, {"first_token", "first_text"}))
     w.ttft_from = ttft_from == "first_text" ? WorkloadSpec::TtftFrom::kFirstText : WorkloadSpec::TtftFrom::kFirstToken;

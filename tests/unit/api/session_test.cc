@@ -127,6 +127,26 @@ TEST_CASE("a small /limits/max_events stops the run with a message", "[api][sess
   CHECK(r["summary"]["failed"].get<int>() > 0);
 }
 
+TEST_CASE("a run whose next event lies past the simulator's horizon stops there with a message", "[api][session]") {
+  // Two requests at 1e-8 req/s are meant to span 1e8 s, the most a workload may; gaps this bursty (gamma shape
+  // 0.001) are mostly tiny and now and then far longer. Seed 181's one gap passes 1e9 s, where a run stops (before
+  // the horizon, a gap past 2^63 ns was undefined; seed 127's, 7.5e8 s, completes).
+  nlohmann::json sc = test::small_scenario();
+  sc["workload"]["num_requests"] = 2;
+  sc["workload"]["arrival"] = {{"process", "poisson"}, {"request_rate", 1e-8}, {"burstiness", 0.001}};
+  sc["seed"] = 181;
+  auto r = test::run_scenario(sc.dump());
+  CHECK(r["status"] == "stopped");
+  CHECK_THAT(r["message"].get<std::string>(), Catch::Contains("the simulator's horizon, 1e9 s"));
+  CHECK(r["sim"]["end_time_s"].get<double>() == 1e9);
+  CHECK(r["summary"]["completed"] == 1);
+  CHECK(r["summary"]["failed"] == 1);
+  sc["seed"] = 127;
+  r = test::run_scenario(sc.dump());
+  CHECK(r["status"] == "completed");
+  CHECK(r["sim"]["end_time_s"].get<double>() > 7e8);
+}
+
 TEST_CASE("requests longer than max_model_len fail with a reason", "[api][session]") {
   nlohmann::json sc = test::small_scenario();
   sc["workload"]["input_len"] = {{"dist", "uniform"}, {"min", 500}, {"max", 1500}};

@@ -592,3 +592,99 @@ TEST_CASE("an inline GPU may name the GPU whose tables price it and its compute 
   CHECK_THAT(msg, Catch::Contains("/hardware/gpu/compute_capability"));
   CHECK_THAT(msg, Catch::Contains("\"9.0\""));
 }
+
+TEST_CASE("datasheet figures and link rates too small to mean anything are refused with their field",
+          "[spec][scenario]") {
+  auto gpu = Json::parse(*catalog().load_text("gpus", "H100-SXM.json"));
+  gpu["name"] = "slow";
+  auto with_gpu = [&](const char* key, double v) {
+    auto doc = small_scenario();
+    auto g = gpu;
+    g[key] = v;
+    doc["hardware"]["gpu"] = g;
+    return only_error(parse(doc));
+  };
+  // Each made a step or a transfer outlast the clock: the run aborted on a broken invariant (time went negative).
+  CHECK(with_gpu("bf16_tflops", 1e-300) ==
+        "/hardware/gpu/bf16_tflops: must be a number at least 1 and at most 100000, got 1e-300");
+  CHECK(with_gpu("hbm_tb_s", 1e-4) ==
+        "/hardware/gpu/hbm_tb_s: must be a number at least 0.01 and at most 1000, got 0.0001");
+  CHECK(with_gpu("fp8_tflops", 1e-300) ==
+        "/hardware/gpu/fp8_tflops: must be 0 (none) or a number at least 1 and at most 100000, got 1e-300");
+  CHECK_THAT(with_gpu("nvlink_gb_s", 1e-300), Catch::StartsWith("/hardware/gpu/nvlink_gb_s: must be 0 (none) or"));
+  CHECK_THAT(with_gpu("inter_node_gb_s", 0.01),
+             Catch::StartsWith("/hardware/gpu/inter_node_gb_s: must be 0 (none) or"));
+  {
+    auto doc = small_scenario();
+    auto g = gpu;
+    g["fp8_tflops"] = 0;  // none: still a GPU
+    doc["hardware"]["gpu"] = g;
+    CHECK(parse(doc).ok());
+  }
+  auto pd = small_scenario();
+  pd["deployment"]["roles"] = Json::parse(R"([{"role": "P", "replicas": 1}, {"role": "D", "replicas": 1}])");
+  pd["deployment"]["kv_transfer"] = {{"bandwidth_gb_s", 1e-6}};
+  CHECK(only_error(parse(pd)) ==
+        "/deployment/kv_transfer/bandwidth_gb_s: must be a number at least 0.1 and at most 100000, got 1e-06");
+  pd["deployment"]["kv_transfer"] = {{"efficiency", 1e-300}};
+  CHECK_THAT(only_error(parse(pd)),
+             Catch::StartsWith("/deployment/kv_transfer/efficiency: must be a number at least 0.01"));
+}
+
+TEST_CASE("a GPU without inter_node_gb_s is refused where the deployment sends anything between nodes",
+          "[spec][scenario]") {
+  Json gpu = {
+      {"name", "no NIC"}, {"memory_bytes", 8.5e10}, {"bf16_tflops", 900}, {"hbm_tb_s", 3}, {"nvlink_gb_s", 450}};
+  auto doc = small_scenario();
+  doc["hardware"]["gpu"] = gpu;
+  doc["deployment"]["roles"][0]["tensor_parallel_size"] = 8;  // one node: fine
+  CHECK(parse(doc).ok());
+  // P -> D KV over the network (the default link): the run aborted when its transfer took forever.
+  auto pd = small_scenario();
+  pd["hardware"]["gpu"] = gpu;
+  pd["deployment"]["roles"] = Json::parse(R"([{"role": "P", "replicas": 1}, {"role": "D", "replicas": 1}])");
+  const std::string msg = only_error(parse(pd));
+  CHECK_THAT(msg, Catch::StartsWith("/hardware/gpu/inter_node_gb_s: is required (network bandwidth per GPU, GB/s): "
+                                    "role P sends or receives KV over the network"));
+  CHECK_THAT(msg, Catch::Contains("/deployment/kv_transfer"));
+  pd["deployment"]["kv_transfer"] = {{"link", "nvlink"}};
+  CHECK(parse(pd).ok());
+  pd["deployment"]["kv_transfer"] = {{"bandwidth_gb_s", 25}};
+  CHECK(parse(pd).ok());
+  // A role over two nodes; the role's own GPU is the one named.
+  auto wide = small_scenario();
+  wide["hardware"]["gpu"] = "H100-SXM";
+  wide["deployment"]["roles"][0]["gpu"] = gpu;
+  wide["deployment"]["roles"][0]["tensor_parallel_size"] = 8;
+  wide["deployment"]["roles"][0]["pipeline_parallel_size"] = 2;
+  CHECK(only_error(parse(wide)) ==
+        "/deployment/roles/0/gpu/inter_node_gb_s: is required (network bandwidth per GPU, "
+        "GB/s): role C spans nodes (16 GPUs, 8 per node)");
+}
+
+TEST_CASE("arrivals meant to span more simulated time than a run reaches are refused", "[spec][scenario]") {
+  auto rate = small_scenario();  // 50 requests
+  rate["workload"]["arrival"]["request_rate"] = 1e-300;
+  CHECK_THAT(
+      only_error(parse(rate)),
+      Catch::StartsWith("/workload/arrival/request_rate: with 50 requests the arrivals would span about 4.9e+301 "
+                        "s of simulated time, more than the 1e+08 s a run may; raise it"));
+  rate["workload"]["arrival"]["request_rate"] = 49e-8;  // exactly 1e8 s
+  CHECK(parse(rate).ok());
+  auto burst = small_scenario();
+  burst["workload"]["arrival"]["burstiness"] = 1e-300;
+  CHECK(only_error(parse(burst)) ==
+        "/workload/arrival/burstiness: must be a number at least 0.001 and at most 1000, got 1e-300");
+  auto think = small_scenario();
+  think["workload"]["arrival"] = {{"process", "closed_loop"}, {"max_concurrency", 4}, {"think_time_ms", 1e9}};
+  CHECK(parse(think).ok());  // 13 rounds of 1e6 s each
+  think["workload"]["num_requests"] = 1000;
+  CHECK(only_error(parse(think)) ==
+        "/workload/arrival/think_time_ms: with 1000 requests the arrivals would span "
+        "about 2.5e+08 s of simulated time, more than the 1e+08 s a run may; shorten it or "
+        "send fewer requests");
+  auto trace = small_scenario();
+  trace["workload"]["arrival"] = {{"process", "trace"}, {"trace", "azure_conv_2023"}, {"request_rate", 1e-300}};
+  CHECK_THAT(only_error(parse(trace)),
+             Catch::StartsWith("/workload/arrival/request_rate: must be a number at least 0.001"));
+}
