@@ -14,7 +14,8 @@ namespace {
 constexpr std::int64_t kMaxRequests = 10'000'000;
 constexpr std::int64_t kMaxLen = 1 << 22;
 /// The most simulated seconds a workload's arrivals may be meant to span: a tenth of the run's horizon
-/// (kMaxSimTime), so the random gaps of even a bursty process stay inside it.
+/// (kMaxSimTime), so a Poisson process's random gaps stay inside it (a bursty one's rare long gap may reach it, and
+/// the run stops there).
 constexpr double kMaxArrivalSpanS = 1e8;
 /// Bursty arrivals: the least gamma shape (vllm bench serve --burstiness) taken.
 constexpr double kMinBurstiness = 1e-3;
