@@ -91,3 +91,26 @@ TEST_CASE("invalid A/F deployments are refused at their JSON paths", "[spec][afd
   afd_on_pd["deployment"]["roles"] = nlohmann::json::parse(R"([{"role": "P"}, {"role": "D"}])");
   CHECK(first_path(parse(afd_on_pd)) == "/deployment/afd");
 }
+
+TEST_CASE("an F role's GPU without inter_node_gb_s is refused while A <-> F runs over the network", "[spec][afd]") {
+  auto doc = afd_scenario();
+  auto gpu = nlohmann::json::parse(*test::catalog().load_text("gpus", "H800.json"));
+  gpu["name"] = "H800 without a NIC";
+  gpu.erase("inter_node_gb_s");
+  doc["deployment"]["roles"][2]["gpu"] = gpu;  // F: no KV, but the activation link
+  Errors e = parse(doc);
+  INFO(e.joined());
+  REQUIRE(e.list().size() == 1);
+  CHECK(e.list()[0].to_string() ==
+        "/deployment/roles/2/gpu/inter_node_gb_s: is required (network bandwidth per GPU, GB/s): role F exchanges "
+        "activations over the network; or give /deployment/afd a bandwidth_gb_s (or link \"nvlink\")");
+  doc["deployment"]["afd"]["link"] = "nvlink";
+  CHECK(parse(doc).ok());
+  // On A the KV from P is named first.
+  doc = afd_scenario();
+  doc["deployment"]["roles"][1]["gpu"] = gpu;
+  e = parse(doc);
+  REQUIRE(e.list().size() == 1);
+  CHECK_THAT(e.list()[0].to_string(), Catch::StartsWith("/deployment/roles/1/gpu/inter_node_gb_s: is required"));
+  CHECK_THAT(e.list()[0].to_string(), Catch::Contains("role A sends or receives KV over the network"));
+}
