@@ -184,8 +184,8 @@ int query_main(int argc, char** argv) {
   std::map<std::string, GemmCurve> curves;  // by "dtype n k"
   const GpuFacts facts = load_gpu_facts(root, gpu);
   AttentionQueries attention(dir, facts);
-  OpTable moe;  // loaded at the first moe query
-  bool moe_tried = false, have_moe = false;
+  OpTable moe;
+  const bool have_moe = load_op_table_file(dir + "moe.json", moe, /*as_priced=*/true);
   std::map<std::vector<std::string>, MoePredictor> moe_curves;
   std::string line;
   long line_no = 0;
@@ -242,10 +242,6 @@ int query_main(int argc, char** argv) {
       std::vector<std::string> key(8);
       long long tokens = 0;
       for (std::string& k : key) in >> k;
-      if (!moe_tried) {
-        moe_tried = true;
-        have_moe = load_op_table_file(dir + "moe.json", moe, /*as_priced=*/true);
-      }
       if (!(in >> tokens) || tokens < 1 || tokens > (1LL << 30)) {
         why = "expected: moe DTYPE HIDDEN INTER TOPK EXPERTS TP EP DISTRIBUTION TOKENS with TOKENS >= 1";
       } else if (!have_moe) {

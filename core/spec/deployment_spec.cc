@@ -1,6 +1,7 @@
 #include "core/spec/deployment_spec.h"
 
 #include <array>
+#include <optional>
 #include <set>
 
 #include "core/spec/resource_catalog.h"
@@ -137,28 +138,26 @@ void read_kv_transfer(const Json& j, const std::string& path, KvTransferSpec& t,
 /// GPUs span nodes (its collectives and pipeline hops), and the KV (P -> D or A) and activation (A <-> F) links when
 /// they run over the network without a bandwidth of their own. `gpu_paths[i]`: where role i's GPU was given.
 void check_inter_node_links(const DeploymentSpec& d, const std::vector<std::string>& gpu_paths, Errors& errors) {
-  std::vector<std::string> why(d.roles.size());
-  for (std::size_t i = 0; i < d.roles.size(); ++i) {
-    const RoleSpec& role = d.roles[i];
-    if (role.world_size() > role.gpu.gpus_per_node)
-      why[i] = "role " + role.name + " spans nodes (" + std::to_string(role.world_size()) + " GPUs, " +
-               std::to_string(role.gpu.gpus_per_node) + " per node)";
-    const bool kv = d.disaggregated() && role.kind != RoleKind::kFfn && d.kv_transfer.link == "inter_node" &&
-                    d.kv_transfer.bandwidth_gb_s <= 0;
-    const bool afd = d.attention_ffn() && (role.kind == RoleKind::kAttention || role.kind == RoleKind::kFfn) &&
-                     d.afd.link == "inter_node" && d.afd.bandwidth_gb_s <= 0;
-    if (why[i].empty() && kv)
-      why[i] = "role " + role.name + " sends or receives KV over the network; or give /deployment/kv_transfer a " +
-               "bandwidth_gb_s (or link \"nvlink\")";
-    if (why[i].empty() && afd)
-      why[i] = "role " + role.name + " exchanges activations over the network; or give /deployment/afd a " +
-               "bandwidth_gb_s (or link \"nvlink\")";
-  }
   std::set<std::string> said;  // one error per GPU given, for the first role that needs it
   for (std::size_t i = 0; i < d.roles.size(); ++i) {
-    if (why[i].empty() || d.roles[i].gpu.inter_node_gb_s > 0 || gpu_paths[i].empty()) continue;
-    if (!said.insert(gpu_paths[i]).second) continue;
-    errors.add(gpu_paths[i] + "/inter_node_gb_s", "is required (network bandwidth per GPU, GB/s): " + why[i]);
+    const RoleSpec& role = d.roles[i];
+    if (role.gpu.inter_node_gb_s > 0 || gpu_paths[i].empty() || said.count(gpu_paths[i])) continue;
+    std::string why;
+    if (role.world_size() > role.gpu.gpus_per_node)
+      why = "spans nodes (" + std::to_string(role.world_size()) + " GPUs, " + std::to_string(role.gpu.gpus_per_node) +
+            " per node)";
+    else if (d.disaggregated() && role.kind != RoleKind::kFfn && d.kv_transfer.link == "inter_node" &&
+             d.kv_transfer.bandwidth_gb_s <= 0)
+      why =
+          "sends or receives KV over the network; or give /deployment/kv_transfer a bandwidth_gb_s (or link "
+          "\"nvlink\")";
+    else if (d.attention_ffn() && (role.kind == RoleKind::kAttention || role.kind == RoleKind::kFfn) &&
+             d.afd.link == "inter_node" && d.afd.bandwidth_gb_s <= 0)
+      why = "exchanges activations over the network; or give /deployment/afd a bandwidth_gb_s (or link \"nvlink\")";
+    if (why.empty()) continue;
+    said.insert(gpu_paths[i]);
+    errors.add(gpu_paths[i] + "/inter_node_gb_s",
+               "is required (network bandwidth per GPU, GB/s): role " + role.name + " " + why);
   }
 }
 
@@ -190,6 +189,7 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
   }
   std::set<std::string> names;
   std::vector<std::string> gpu_paths;  // per role read: where its GPU was given
+  std::optional<GpuSpec> default_spec;  // /hardware/gpu, read (and its errors reported) once for every role using it
   for (std::size_t i = 0; i < roles->size(); ++i) {
     const std::string rp = r.path("roles") + "/" + std::to_string(i);
     ObjectReader rr((*roles)[i], rp, errors);
@@ -213,7 +213,9 @@ void read_deployment(const Json& j, const std::string& path, const ResourceCatal
     if (const Json* g = rr.raw("gpu")) {
       read_gpu(*g, gpu_path = rr.path("gpu"), catalog, role.gpu, errors);
     } else if (default_gpu) {
-      read_gpu(*default_gpu, gpu_path = default_gpu_path, catalog, role.gpu, errors);
+      if (!default_spec) read_gpu(*default_gpu, default_gpu_path, catalog, default_spec.emplace(), errors);
+      role.gpu = *default_spec;
+      gpu_path = default_gpu_path;
     } else {
       errors.add(rr.path("gpu"), "is required (or set /hardware/gpu for all roles); catalog: " +
                                      catalog.list_joined("gpus"));

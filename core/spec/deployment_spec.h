@@ -44,10 +44,10 @@ struct RoleSpec {
   }
 };
 
-/// How KV caches move from P to D replicas.
 /// The least achieved share of a link (kv_transfer, afd) a scenario may give: below it a transfer outlasts any run.
 inline constexpr double kMinLinkEfficiency = 0.01;
 
+/// How KV caches move from P to D replicas.
 struct KvTransferSpec {
   std::string link = "inter_node";  ///< "inter_node" (RDMA NICs) or "nvlink" (P and D share a node)
   double bandwidth_gb_s = 0;        ///< per-GPU link bandwidth override (0 = from the GPU catalog)

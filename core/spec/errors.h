@@ -15,12 +15,7 @@ struct SpecError {
 /// Collects every error of a document so `validate` can print them all at once.
 class Errors {
  public:
-  /// Adds an error; the same error again (a default GPU read once per role that uses it) is kept once.
-  void add(std::string path, std::string message) {
-    for (const SpecError& e : list_)
-      if (e.path == path && e.message == message) return;
-    list_.push_back({std::move(path), std::move(message)});
-  }
+  void add(std::string path, std::string message) { list_.push_back({std::move(path), std::move(message)}); }
   bool ok() const { return list_.empty(); }
   const std::vector<SpecError>& list() const { return list_; }
   /// All errors, one per line.
