@@ -52,9 +52,9 @@ void GlobalController::init_disaggregation(const Scenario& s) {
       shape.num_tokens = q;
       shape.prefills.push_back({static_cast<std::int32_t>(q), done});
       shape.num_sampled = done == r.prompt_tokens ? 1 : 0;
-      total += p_cost->price(shape).total;
+      total = add_spans(total, p_cost->price(shape).total);
     }
-    return total + from_sec(prompt_bytes(r.prompt_tokens) / link) + latency;
+    return add_spans(add_spans(total, from_sec(prompt_bytes(r.prompt_tokens) / link)), latency);
   };
   // Initial system decode speed: one request decoding alone at a 1k context.
   BatchShape one;

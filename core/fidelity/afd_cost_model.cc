@@ -30,7 +30,7 @@ AfdCostModel::AfdCostModel(std::unique_ptr<CostModel> attention, std::unique_ptr
 SimTime AfdCostModel::transfer_ns(std::int64_t tokens) const {
   if (tokens <= 0) return 0;
   const double bytes = static_cast<double>(tokens) * hidden_ * 2.0;  // 16-bit activations
-  return span_ns(bytes / link_.bytes_per_s * 1e9) + link_.latency;
+  return add_spans(span_ns(bytes / link_.bytes_per_s * 1e9), link_.latency);
 }
 
 BatchCost AfdCostModel::price(const BatchShape& s) {
@@ -49,50 +49,51 @@ BatchCost AfdCostModel::price(const BatchShape& s) {
     for (int i = 0; i < kF; ++i) {
       const auto fam = static_cast<OpFamily>(i);
       if (fam == OpFamily::kOverhead || fam == OpFamily::kPipelineP2p) continue;  // once per batch, below
-      busy[i] += a.by_family[i] + f.by_family[i];
+      busy[i] = add_spans(busy[i], a.by_family[i] + f.by_family[i]);
       if (fam == OpFamily::kEmbedding) q.embed += a.by_family[i];
       else if (fam == OpFamily::kLmHead) q.head += a.by_family[i];
       else q.attn_layers += a.by_family[i];
       q.ffn_layers += f.by_family[i];
     }
     q.xfer = transfer_ns(mb.num_tokens + mb.padded_tokens);
-    busy[static_cast<int>(OpFamily::kAfTransfer)] += 2 * layers_ * q.xfer;
+    busy[static_cast<int>(OpFamily::kAfTransfer)] =
+        add_spans(busy[static_cast<int>(OpFamily::kAfTransfer)], span_ns(2.0 * layers_ * static_cast<double>(q.xfer)));
     p.push_back(q);
   }
   AfdSchedule sc;
   sc.micro_batches = static_cast<int>(p.size());
-  // List schedule over (layer, micro-batch).
+  // List schedule over (layer, micro-batch), its sums held at the horizon (add_spans).
   SimTime a_free = 0, f_free = 0, af_free = 0, fa_free = 0;
   std::vector<SimTime> ready(p.size(), 0);
   for (int l = 0; l < layers_; ++l) {
     for (std::size_t j = 0; j < p.size(); ++j) {
       const Part& q = p[j];
       const SimTime a_dur = layer_share(q.attn_layers, l, layers_) + (l == 0 ? q.embed : 0);
-      const SimTime a_end = std::max(a_free, ready[j]) + a_dur;
+      const SimTime a_end = add_spans(std::max(a_free, ready[j]), a_dur);
       a_free = a_end;
-      const SimTime sent = std::max(a_end, af_free) + q.xfer;
+      const SimTime sent = add_spans(std::max(a_end, af_free), q.xfer);
       af_free = sent;
-      const SimTime f_end = std::max(sent, f_free) + layer_share(q.ffn_layers, l, layers_);
+      const SimTime f_end = add_spans(std::max(sent, f_free), layer_share(q.ffn_layers, l, layers_));
       f_free = f_end;
-      const SimTime back = std::max(f_end, fa_free) + q.xfer;
+      const SimTime back = add_spans(std::max(f_end, fa_free), q.xfer);
       fa_free = back;
       ready[j] = back;
-      sc.attention_busy += a_dur;
-      sc.ffn_busy += layer_share(q.ffn_layers, l, layers_);
-      sc.transfer_busy += 2 * q.xfer;
+      sc.attention_busy = add_spans(sc.attention_busy, a_dur);
+      sc.ffn_busy = add_spans(sc.ffn_busy, layer_share(q.ffn_layers, l, layers_));
+      sc.transfer_busy = add_spans(sc.transfer_busy, 2 * q.xfer);
     }
   }
   for (std::size_t j = 0; j < p.size(); ++j) {
-    a_free = std::max(a_free, ready[j]) + p[j].head;
-    sc.attention_busy += p[j].head;
+    a_free = add_spans(std::max(a_free, ready[j]), p[j].head);
+    sc.attention_busy = add_spans(sc.attention_busy, p[j].head);
   }
   sc.span = a_free;
-  sc.serial = sc.attention_busy + sc.ffn_busy + sc.transfer_busy;
+  sc.serial = add_spans(add_spans(sc.attention_busy, sc.ffn_busy), sc.transfer_busy);
   // Host overhead once for the whole batch (the A replica schedules it), and the pipeline sends.
   const BatchCost whole = attention_->price(s);
   const SimTime overhead = whole.by_family[static_cast<int>(OpFamily::kOverhead)];
   const SimTime p2p = whole.by_family[static_cast<int>(OpFamily::kPipelineP2p)];
-  sc.serial_extra = overhead + p2p;
+  sc.serial_extra = add_spans(overhead, p2p);
 
   // Attribution: overlapped families scaled by span / serial (shares of the resource-busy time), the
   // rounding remainder to the largest family, so the families sum exactly to the iteration.
@@ -109,7 +110,7 @@ BatchCost AfdCostModel::price(const BatchShape& s) {
   if (largest >= 0) c.by_family[largest] += sc.span - assigned;
   c.by_family[static_cast<int>(OpFamily::kOverhead)] += overhead;
   c.by_family[static_cast<int>(OpFamily::kPipelineP2p)] += p2p;
-  c.total = sc.span + overhead + p2p;
+  sum_families(c);  // span + overhead + p2p
   // With pp > 1 each stage is an A/F pair of its own layers; the replica keeps up to pp batches in flight
   // (core/execution/replica.cc), each stage taking an even share of the schedule.
   split_pipeline(c, pipeline_stages(), 0);

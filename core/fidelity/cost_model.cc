@@ -1,5 +1,8 @@
 #include "core/fidelity/cost_model.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/sim/check.h"
 
 namespace servesim {
@@ -29,6 +32,24 @@ const char* op_family_name(OpFamily f) {
     case OpFamily::kAllToAll: return "all_to_all";
     case OpFamily::kAfTransfer: return "af_transfer";
     default: return "?";
+  }
+}
+
+void sum_families(BatchCost& c) {
+  double sum = 0;
+  for (SimTime t : c.by_family) sum += static_cast<double>(t);
+  const bool past = sum > static_cast<double>(kMaxSimTime);
+  if (past) {
+    const double scale = static_cast<double>(kMaxSimTime) / sum;
+    for (SimTime& t : c.by_family) t = static_cast<SimTime>(static_cast<double>(t) * scale);
+  }
+  c.total = 0;
+  for (SimTime t : c.by_family) c.total += t;
+  if (past && c.total > kMaxSimTime) {
+    // The scaled sum's rounding (a few ns): taken from the largest family.
+    SimTime* largest = std::max_element(std::begin(c.by_family), std::end(c.by_family));
+    *largest -= c.total - kMaxSimTime;
+    c.total = kMaxSimTime;
   }
 }
 

@@ -52,6 +52,11 @@ struct BatchCost {
   }
 };
 
+/// Sets `c.total` to the sum of its families. Each family is held at the horizon (span_ns), not their sum: a sum
+/// past it scales the families down in proportion, so they still add up to the total, which then lies at most on
+/// the horizon, where the run stops (SessionImpl::step).
+void sum_families(BatchCost& c);
+
 /// Fills the stage split of `c` from its families for `stages` pipeline stages: the host part of cpu_overhead
 /// before stage 0, embedding on stage 0, LM head on the last stage, pipeline_p2p as (stages - 1) equal hops,
 /// and the rest (layer work, plus `per_stage_launch_ns` of cpu_overhead: kernel launches each stage's host

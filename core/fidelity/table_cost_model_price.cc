@@ -220,10 +220,8 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
   // kernel; piecewise: the graph pieces around attention; full graph: one replay, kernels only).
   // The FFN side of an A/F pair only executes what arrives: its host cost is the attention side's.
   if (part_ == CostPart::kFfn) {
-    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
-      c.by_family[f] = span_ns(us[f] * 1e3);
-      c.total += c.by_family[f];
-    }
+    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) c.by_family[f] = span_ns(us[f] * 1e3);
+    sum_families(c);
     return c;
   }
   const int launches = s.cuda_graph ? 0 : (piecewise ? 3 : k_.kernels_per_layer + qk_norm_kernels_);
@@ -239,10 +237,8 @@ BatchCost TableCostModel::finish(double* us, const BatchShape& s, bool piecewise
                       k_.cpu_per_token_us * static_cast<double>(s.num_tokens);
   const double overhead = launch_wait_us + exposed_host_time(host, gpu + launch_wait_us, async_host_);
   fam(OpFamily::kOverhead) = overhead;
-  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) {
-    c.by_family[f] = span_ns(us[f] * 1e3);
-    c.total += c.by_family[f];
-  }
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) c.by_family[f] = span_ns(us[f] * 1e3);
+  sum_families(c);
   // Each stage's host launches its own layers' kernels, so the launch wait is spread over the stages.
   split_pipeline(c, p_.pp, span_ns(launch_wait_us * 1e3));
   return c;

@@ -22,8 +22,10 @@ void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, 
   ++total_iterations_;
   padded_tokens_ += batch.shape.padded_tokens;
   if (batch.shape.cuda_graph) ++graph_iterations_;
-  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f) cost_totals_.by_family[f] += cost.by_family[f];
-  cost_totals_.total += cost.total;
+  // Held at the horizon like the steps they add up (a run past it stops).
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    cost_totals_.by_family[f] = add_spans(cost_totals_.by_family[f], cost.by_family[f]);
+  cost_totals_.total = add_spans(cost_totals_.total, cost.total);
   const double kv = replica.kv().usage();
   const double values[] = {static_cast<double>(batch.items.size()), static_cast<double>(batch.shape.num_tokens), kv,
                            static_cast<double>(counters.waiting), static_cast<double>(counters.running)};

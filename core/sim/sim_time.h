@@ -26,6 +26,12 @@ inline SimTime span_ns(double ns) {
   if (ns <= -kMax) return -kMaxSimTime;
   return static_cast<SimTime>(ns + (ns >= 0 ? 0.5 : -0.5));
 }
+/// a + b held at kMaxSimTime, for adding up spans that are each held there (a step's op families, a prompt's
+/// chunks): their sum lands on the horizon instead of overflowing. Exact below it; `a` and `b` at most 4 horizons.
+inline SimTime add_spans(SimTime a, SimTime b) {
+  const SimTime sum = a + b;
+  return sum > kMaxSimTime ? kMaxSimTime : sum;
+}
 /// Milliseconds (possibly fractional) to nanoseconds, rounded to nearest (span_ns).
 inline SimTime from_ms(double ms) { return span_ns(ms * 1e6); }
 /// Seconds to nanoseconds, rounded to nearest (span_ns).

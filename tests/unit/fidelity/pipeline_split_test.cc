@@ -89,3 +89,54 @@ TEST_CASE("the table cost model's pp=4 split adds up to its total and spreads ea
   CHECK(fam(c, OpFamily::kOverhead) > host_constants);  // includes a launch wait
   CHECK(c.host == Approx(static_cast<double>(host_constants)).margin(2));
 }
+
+TEST_CASE("families each held at the horizon add up to a total no later than it, and the split still adds up",
+          "[fidelity][pipeline]") {
+  // A datasheet far below the spec's floors (set here directly) prices every family of a mixed MoE batch past
+  // 1e9 s: each is held at the horizon, but their sum (eleven horizons with the GEMMs of both domains and the
+  // experts' all-to-all under attention DP) passed int64's 9.2e18 ns.
+  GpuSpec slow = test::bundled_gpu("H100-SXM");
+  slow.bf16_tflops = slow.fp8_tflops = 1e-12;
+  slow.hbm_tb_s = 1e-15;
+  slow.nvlink_gb_s = slow.pcie_gb_s = slow.inter_node_gb_s = 1e-12;
+  Parallelism p = pp_tp(4, 2);
+  p.dp_attn = 2;
+  p.tp_ffn = 1;
+  p.ep_ffn = 4;
+  EngineOptions e;
+  e.enforce_eager = true;
+  RooflineCostModel m(test::bundled_model("Qwen3-30B-A3B"), slow, p, e);
+  BatchShape s = decode_shape(8, 4096);
+  s.prefills.push_back({2048, 2048});
+  s.num_tokens += 2048;
+  s.num_sampled += 1;
+  const BatchCost c = m.price(s);
+  int saturated = 0;
+  SimTime sum = 0;
+  for (SimTime f : c.by_family) {
+    CHECK(f >= 0);
+    saturated += f >= kMaxSimTime / 12;  // each scaled down in proportion from one horizon or more
+    sum += f;
+  }
+  // All but decode attention (the attention-DP group priced, the slowest, is the prompt's), the host and the A/F
+  // transfers; GEMM held twice (attention and FFN domains).
+  CHECK(saturated == 9);
+  CHECK(fam(c, OpFamily::kGemm) > fam(c, OpFamily::kMoe) * 19 / 10);
+  CHECK(c.total == sum);
+  CHECK(c.total == kMaxSimTime);
+  check_split(c, 4);
+  for (int st = 0; st < 4; ++st) CHECK(c.stage_time(st) > 0);
+}
+
+TEST_CASE("sum_families leaves sums below the horizon exact and scales those past it onto it", "[fidelity]") {
+  BatchCost c;
+  c.by_family[static_cast<int>(OpFamily::kGemm)] = 3;
+  c.by_family[static_cast<int>(OpFamily::kOverhead)] = 4;
+  sum_families(c);
+  CHECK(c.total == 7);
+  for (SimTime& f : c.by_family) f = kMaxSimTime;
+  sum_families(c);
+  CHECK(c.total <= kMaxSimTime);
+  CHECK(c.total > kMaxSimTime - 1000);  // the scaling's rounding, a few ns a family
+  CHECK(c.by_family[0] == c.by_family[static_cast<int>(OpFamily::kCount) - 1]);
+}

@@ -22,3 +22,11 @@ TEST_CASE("spans convert to nanoseconds rounded, and past the horizon land on it
   // Two spans at the horizon added to a time at the horizon still fit the clock.
   CHECK(kMaxSimTime <= std::numeric_limits<SimTime>::max() / 3);
 }
+
+TEST_CASE("spans add exactly below the horizon and land on it past it", "[sim][sim_time]") {
+  CHECK(add_spans(2, 3) == 5);
+  CHECK(add_spans(kMaxSimTime - 1, 1) == kMaxSimTime);
+  CHECK(add_spans(kMaxSimTime, kMaxSimTime) == kMaxSimTime);
+  CHECK(add_spans(4 * kMaxSimTime, 4 * kMaxSimTime) == kMaxSimTime);  // the most it takes without overflow
+  CHECK(add_spans(-5, 2) == -3);
+}
