@@ -11,9 +11,12 @@ constexpr int kF = static_cast<int>(OpFamily::kCount);
 
 bool ffn_family(OpFamily f) { return f == OpFamily::kMoe || f == OpFamily::kAllToAll; }
 
-/// The share of `total` that layer `l` of `layers` gets: an exact integer partition (shares sum to total).
+/// The share of `total` that layer `l` of `layers` gets: an exact integer partition (shares sum to total),
+/// floor(total (l + 1) / layers) - floor(total l / layers) computed without the products, which pass int64 for a
+/// total near the horizon.
 SimTime layer_share(SimTime total, int l, int layers) {
-  return total * (l + 1) / layers - total * l / layers;
+  const SimTime q = total / layers, r = total % layers;
+  return q + r * (l + 1) / layers - r * l / layers;
 }
 
 }  // namespace
@@ -96,14 +99,16 @@ BatchCost AfdCostModel::price(const BatchShape& s) {
   sc.serial_extra = add_spans(overhead, p2p);
 
   // Attribution: overlapped families scaled by span / serial (shares of the resource-busy time), the
-  // rounding remainder to the largest family, so the families sum exactly to the iteration.
+  // rounding remainder to the largest family, so the families sum exactly to the iteration. The shares divide by
+  // the families' own sum, which is `serial` unless the horizon held either (then they still sum to the span).
+  double busy_sum = 0;
+  for (std::int64_t b : busy) busy_sum += static_cast<double>(b);
   BatchCost c;
   SimTime assigned = 0;
   int largest = -1;
   for (int i = 0; i < kF; ++i) {
     if (busy[i] <= 0) continue;
-    c.by_family[i] = sc.serial > 0 ? static_cast<SimTime>(static_cast<double>(busy[i]) * static_cast<double>(sc.span) /
-                                                            static_cast<double>(sc.serial)) : 0;
+    c.by_family[i] = static_cast<SimTime>(static_cast<double>(busy[i]) * static_cast<double>(sc.span) / busy_sum);
     assigned += c.by_family[i];
     if (largest < 0 || busy[i] > busy[largest]) largest = i;
   }

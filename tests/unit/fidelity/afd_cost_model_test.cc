@@ -117,3 +117,33 @@ TEST_CASE("a link too slow for the horizon holds the schedule there instead of o
   for (SimTime f : c.by_family) CHECK(f >= 0);
   CHECK(c.by_family[static_cast<int>(OpFamily::kAfTransfer)] > c.total / 2);
 }
+
+TEST_CASE("attention, FFN and link each past the horizon still attribute the span without a negative family",
+          "[fidelity][afd]") {
+  // Both sides on a datasheet far below the spec's floors and a 1e-6 byte/s link (set here directly): attention,
+  // FFN and transfer busy times are each held at the horizon, so their serial sum is too; the families' shares
+  // must still add up to the span.
+  GpuSpec slow = test::bundled_gpu("H100-SXM");
+  slow.bf16_tflops = slow.fp8_tflops = 1e-12;
+  slow.hbm_tb_s = 1e-15;
+  const ModelSpec m = test::bundled_model(kModel);
+  Parallelism p;
+  std::string err;
+  auto attention = make_cost_model(m, slow, p, EngineOptions{}, nullptr, 5, err, CostPart::kAttention);
+  auto ffn = make_cost_model(m, slow, p, EngineOptions{}, nullptr, 5, err, CostPart::kFfn);
+  REQUIRE(attention);
+  REQUIRE(ffn);
+  AfdLink link;
+  link.bytes_per_s = 1e-6;
+  AfdCostModel afd_slow(std::move(attention), std::move(ffn), 2, link, static_cast<int>(m.num_hidden_layers),
+                        static_cast<double>(m.hidden_size));
+  const BatchCost c = afd_slow.price(decode_batch(64, 2000));
+  const AfdSchedule& s = afd_slow.last_schedule();
+  CHECK(s.attention_busy == kMaxSimTime);
+  CHECK(s.ffn_busy == kMaxSimTime);
+  CHECK(s.transfer_busy == kMaxSimTime);
+  for (SimTime f : c.by_family) CHECK(f >= 0);
+  CHECK(c.total == sum_families(c));
+  CHECK(c.total <= kMaxSimTime);
+  CHECK(c.total >= kMaxSimTime / 2);
+}
