@@ -100,7 +100,7 @@ BatchCost AfdCostModel::price(const BatchShape& s) {
 
   // Attribution: overlapped families scaled by span / serial (shares of the resource-busy time), the
   // rounding remainder to the largest family, so the families sum exactly to the iteration. The shares divide by
-  // the families' own sum, which is `serial` unless the horizon held either (then they still sum to the span).
+  // the families' own sum, which is `serial` unless the horizon held some of them (then they still sum to the span).
   double busy_sum = 0;
   for (std::int64_t b : busy) busy_sum += static_cast<double>(b);
   BatchCost c;
