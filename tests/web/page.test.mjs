@@ -24,8 +24,35 @@ test('the default preset runs on load; summary, charts and timeline are drawn', 
   // Llama-3.1-8B's lm_head (n = 128,256) lies past the GEMM grid's edge: said in words, with that read's error.
   assert.match(await page.locator('.past-edge').first().textContent(),
     /lm_head: [\d,]+ of [\d,]+ lookups past the measured tables \(read past the edge; held out there: p50 \d+\.\d\d%, p95 \d+\.\d\d%\)/);
+  // The profile's measured error as tables, its figures those of profiles/H100-SXM/vllm/validation.json; the MoE
+  // and collective tables of a dense model on one GPU are muted, its MoE routing figures left out.
+  const err = JSON.parse(readFileSync(join(ROOT, 'profiles/H100-SXM/vllm/validation.json'), 'utf8')).summary;
+  const cell = (part, row, key) => page.locator(`.error-part[data-part="${part}"] tr[data-${row}] td[data-key="${key}"]`).first().textContent();
+  assert.equal(await cell('ops', 'family="gemm"', 'p95'), `${err.ops_heldout_ape_pct.gemm.p95.toFixed(2)}%`);
+  assert.equal(await cell('ops', 'family="attention_decode"', 'p50'), `${err.ops_heldout_ape_pct.attention_decode.p50.toFixed(2)}%`);
+  assert.equal(await cell('e2e', 'group="vllm agg"', 'ttft'), `${err.e2e_median_abs_pct['vllm agg'].ttft.toFixed(1)}%`);
+  assert.equal(await cell('e2e', 'group="vllm agg"', 'tpot'), `${err.e2e_median_abs_pct['vllm agg'].tpot.toFixed(1)}%`);
+  assert.deepEqual(await page.$$eval('.error-part[data-part="ops"] tr.idle', (rows) => rows.map((r) => r.dataset.family)),
+    ['custom_allreduce', 'moe', 'nccl', 'p2p']);
+  assert.equal(await page.locator('.error-part[data-part="moe-routing"]').count(), 0);
+  assert.match(await page.locator('.unused-ops').first().textContent(), /^took no time in this run: moe, all_reduce, /);
+  assert.doesNotMatch(await page.locator('.fidelity ul.sources').first().textContent(), /\bmoe\b/);
+  assert.equal(await page.locator('.fidelity-extra').count(), 0, 'every part of the measured error has its table');
   await page.locator('.timeline-card').scrollIntoViewIfNeeded();
   await screenshot(page, 'page_default');
+});
+
+test('a measured error of unexpected shape is shown as it is, never dropped, never a crash', async () => {
+  const text = await page.evaluate(async () => {
+    const {renderFidelity} = await import('./views/fidelity.js');
+    return renderFidelity({sources: {gemm: 'table', moe: 'table'}, measured_error: {
+      report: 'docs/validation.md', ops_heldout_ape_pct: {gemm: null, nccl: {n: 'x'}}, beyond_edge_ape_pct: null,
+      e2e_median_abs_pct: 5, leave_one_gpu_out_ape_pct: {gemm: null}, future_figure: [1, 2]}}, {gemm: 1}).textContent;
+  });
+  assert.match(text, /took no time in this run: moe/);
+  assert.match(text, /gemm-+-/);  // a family without figures: dashes in its cells
+  assert.match(text, /e2e_median_abs_pct: 5/);
+  assert.match(text, /future_figure: \[1,2\]/);
 });
 
 test('the summary matches the native CLI for the same scenario', {skip: !existsSync(join(ROOT, 'build/native/servesim'))}, async () => {

@@ -36,6 +36,11 @@ test('an FP8 model on L40S names A100\'s tables and the FP8 GEMM grids taken fro
     assert.equal(await runAndWait(page, () => page.click('.notice button.primary'), 120000), 'completed');
     const priced = await page.$$eval('.role-fidelity > summary', (ss) => ss.map((x) => x.textContent));
     assert.match(priced[0], /priced by datasheet-derived \(A100-80G\/vllm tables moved to L40S, other architecture; gemm grids A100-80G lacks from H100-SXM\)/);
+    // The error of moving tables to another architecture's datasheet, as profiles/datasheet/validation.json has it.
+    const moved = JSON.parse(readFileSync(join(ROOT, 'profiles/datasheet/validation.json'), 'utf8')).summary.transfer_ape_pct['other architecture'];
+    const transfer = page.locator('.error-part[data-part="transfer"]').first();
+    assert.match(await transfer.locator('.error-caption').textContent(), /\(other architecture\)/);
+    assert.equal(await transfer.locator('tr[data-family="gemm"] td[data-key="p95"]').textContent(), `${moved.gemm.p95.toFixed(2)}%`);
     const profiles = browser.served.map(([p]) => p).filter((p) => p.startsWith('assets/profiles/'));
     assert.ok(profiles.includes('assets/profiles/H100-SXM/vllm/gemm.json'), profiles.join(', '));
     assert.ok(!profiles.some((p) => /H200-SXM\//.test(p)), profiles.join(', '));

@@ -1,6 +1,7 @@
 // The summary of a result in vllm bench serve's metric names, the deployment's roles table (GPUs, parallelism,
-// KV budget, the A <-> F path), and where the pricing came from (deployment.roles[].fidelity, with a measured error when the result carries one).
+// KV budget, the A <-> F path), and where the pricing came from (deployment.roles[].fidelity, views/fidelity.js).
 import {h, fmt} from '../lib/dom.js';
+import {renderFidelity} from './fidelity.js';
 
 const HEADLINES = [
   ['request_throughput', 'req/s', 2], ['output_throughput', 'output tok/s', 0],
@@ -76,7 +77,7 @@ function deployment(result, scenario) {
     afdLine(roles, scenario), transferLine(result),
     h('h3', {text: 'Where the pricing came from'}),
     roles.map((r) => h('details', {class: 'role-fidelity'},
-      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`), fidelity(r.fidelity))));
+      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`), renderFidelity(r.fidelity, result.time_share_by_op))));
 }
 
 /** "table (H100-SXM/vllm)", "datasheet-derived (H100-SXM/vllm tables moved to H800, same architecture)",
@@ -132,50 +133,6 @@ function transferLine(result) {
   return h('div', {class: 'muted transfer-line'},
     `P -> ${result.deployment?.roles?.some((r) => r.role === 'A') ? 'A' : 'D'} KV transfers: ${fmtAuto(d.kv_transfers)} ` +
     `(${fmt((d.kv_bytes_moved ?? 0) / 2 ** 30, 1)} GiB moved) · decode_router ${d.decode_router}`);
-}
-
-function fidelity(f) {
-  if (!f) return null;
-  const bySource = new Map();
-  for (const [op, src] of Object.entries(f.sources ?? {})) {
-    if (!bySource.has(src)) bySource.set(src, []);
-    bySource.get(src).push(op);
-  }
-  const extra = Object.entries(f).filter(([k]) => k !== 'model' && k !== 'sources' && k !== 'host');
-  return h('div', {class: 'fidelity'},
-    h('div', {}, h('span', {class: 'badge', text: 'pricing'}), ` ${f.model ?? ''}`),
-    h('ul', {}, [...bySource].map(([src, ops]) => h('li', {}, h('span', {class: 'mono', text: src}), `: ${ops.join(', ')}`))),
-    hostLine(f.host),
-    pastEdge(f),
-    extra.length ? h('div', {class: 'fidelity-error'}, extra.map(([k, v]) =>
-      h('div', {}, h('span', {class: 'mono', text: k}), `: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)))
-      : h('div', {class: 'muted', text: 'No measured error figure for this profile yet.'}));
-}
-
-/** Op families the role read past its measured tables (fidelity.lookups: flagged extrapolated lookups), each with
- *  the held-out error of such reads where the profile records one (measured_error.beyond_edge_ape_pct). */
-const EDGE_FIGURE = {gemm: 'gemm', lm_head: 'gemm', attention_prefill: 'attention_prefill',
-  attention_decode: 'attention_decode', moe: 'moe'};
-function pastEdge(f) {
-  const past = Object.entries(f.lookups ?? {}).filter(([, l]) => l.extrapolated > 0);
-  if (!past.length) return null;
-  const edges = f.measured_error?.beyond_edge_ape_pct ?? {};
-  return h('ul', {class: 'past-edge'}, past.map(([fam, l]) => {
-    const e = edges[EDGE_FIGURE[fam]];
-    const err = e ? ` (read past the edge; held out there: p50 ${fmt(e.p50, 2)}%, p95 ${fmt(e.p95, 2)}%)` : '';
-    return h('li', {}, h('span', {class: 'mono', text: fam}),
-      `: ${l.extrapolated.toLocaleString('en-US')} of ${l.lookups.toLocaleString('en-US')} lookups past the measured tables${err}`);
-  }));
-}
-
-/** The engine's host time per step as the role ran it (fidelity.host: calibrated constants or engine.host). */
-function hostLine(host) {
-  if (!host) return null;
-  const perToken = host.per_token_us ? ` + ${fmt(host.per_token_us, 1)} us per token` : '';
-  return h('div', {class: 'host-line'}, h('span', {class: 'mono', text: 'host'}),
-    `: ${fmt(host.iteration_us, 1)} us per step + ${fmt(host.per_request_us, 1)} us per request${perToken}` +
-    ` (${host.source}); ${host.hidden_under_gpu ? 'hidden under the GPU time (async scheduling)' : 'added to each step'}` +
-    ` · eager launch ${fmt(host.launch_us, 1)} us per kernel`);
 }
 
 function failures(result) {
