@@ -60,7 +60,18 @@ OJson kv_json(const KvBudget& b) {
   return j;
 }
 
-OJson role_json(const RoleCluster& rc) {
+/// Share of GPU-busy time per op family (every family, 0 where none).
+OJson share_json(const BatchCost& tot) {
+  OJson share;
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    share[op_family_name(static_cast<OpFamily>(f))] =
+        tot.total > 0 ? static_cast<double>(tot.by_family[f]) / static_cast<double>(tot.total) : 0.0;
+  return share;
+}
+
+/// One role of the deployment; `totals` its replicas' summed iteration costs (an F role runs none: its time is in
+/// its A role's, so it reports no share).
+OJson role_json(const RoleCluster& rc, const BatchCost& totals) {
   const RoleSpec& s = *rc.spec;
   OJson adapters = OJson::array();
   std::int64_t padded = 0, graph = 0;
@@ -97,6 +108,7 @@ OJson role_json(const RoleCluster& rc) {
   j["max_model_len"] = rc.max_model_len;
   j["iterations"] = iterations;
   j["busy_s"] = as_sec(busy);  // stage-0 occupancy summed over replicas (pp = 1: time running iterations)
+  if (totals.total > 0) j["time_share_by_op"] = share_json(totals);
   j["kv_blocks_in_use_at_end"] = blocks_in_use;
   j["cuda_graph_iterations"] = graph;
   j["cuda_graph_padded_tokens"] = padded;
@@ -182,7 +194,8 @@ std::string SessionImpl::result_json() const {
   j["failures"] = failures;
 
   OJson roles = OJson::array();
-  for (const auto& rc : cluster_.roles) roles.push_back(role_json(rc));
+  for (std::size_t i = 0; i < cluster_.roles.size(); ++i)
+    roles.push_back(role_json(cluster_.roles[i], metrics_->role_cost_totals(static_cast<int>(i))));
   j["deployment"] = {{"total_gpus", scenario_.deployment.total_gpus()},
                      {"router", scenario_.deployment.router},
                      {"roles", roles}};
@@ -204,12 +217,7 @@ std::string SessionImpl::result_json() const {
     j["model"]["response_preamble_tokens"] = scenario_.model.response_preamble_tokens;
 
   // Share of GPU-busy time per op family, over every iteration of every replica.
-  const BatchCost& tot = metrics_->cost_totals();
-  OJson share;
-  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
-    share[op_family_name(static_cast<OpFamily>(f))] =
-        tot.total > 0 ? static_cast<double>(tot.by_family[f]) / static_cast<double>(tot.total) : 0.0;
-  j["time_share_by_op"] = share;
+  j["time_share_by_op"] = share_json(metrics_->cost_totals());
   j["timeseries"] = metrics_->series().to_json();
   j["sim"] = {{"events", sim_.events_processed()},
               {"iterations", metrics_->total_iterations()},

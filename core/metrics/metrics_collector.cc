@@ -23,9 +23,15 @@ void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, 
   padded_tokens_ += batch.shape.padded_tokens;
   if (batch.shape.cuda_graph) ++graph_iterations_;
   // Held at the horizon like the steps they add up (a run past it stops).
-  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
-    cost_totals_.by_family[f] = add_spans(cost_totals_.by_family[f], cost.by_family[f]);
-  cost_totals_.total = add_spans(cost_totals_.total, cost.total);
+  const auto add = [&cost](BatchCost& to) {
+    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+      to.by_family[f] = add_spans(to.by_family[f], cost.by_family[f]);
+    to.total = add_spans(to.total, cost.total);
+  };
+  add(cost_totals_);
+  const auto role = static_cast<std::size_t>(replica.role_index());
+  if (role >= role_totals_.size()) role_totals_.resize(role + 1);
+  add(role_totals_[role]);
   const double kv = replica.kv().usage();
   const double values[] = {static_cast<double>(batch.items.size()), static_cast<double>(batch.shape.num_tokens), kv,
                            static_cast<double>(counters.waiting), static_cast<double>(counters.running)};

@@ -60,6 +60,10 @@ class MetricsCollector {
   const std::vector<IterationRecord>& iterations() const { return iterations_; }
   /// Summed time per op family over all iterations of all replicas.
   const BatchCost& cost_totals() const { return cost_totals_; }
+  /// The same over one role's replicas (Replica::role_index); all zero for a role that ran no iteration.
+  BatchCost role_cost_totals(int role) const {
+    return role >= 0 && static_cast<std::size_t>(role) < role_totals_.size() ? role_totals_[role] : BatchCost{};
+  }
   std::int64_t total_iterations() const { return total_iterations_; }
   std::int64_t padded_tokens() const { return padded_tokens_; }
   std::int64_t graph_iterations() const { return graph_iterations_; }
@@ -73,6 +77,7 @@ class MetricsCollector {
   std::vector<PhaseSegment> phases_;
   std::vector<IterationRecord> iterations_;
   BatchCost cost_totals_;
+  std::vector<BatchCost> role_totals_;
   std::int64_t total_iterations_ = 0;
   std::int64_t padded_tokens_ = 0;
   std::int64_t graph_iterations_ = 0;

@@ -46,6 +46,21 @@ TEST_CASE("a P + A + F deployment serves every request and returns KV blocks on 
     CHECK(roles[2]["fidelity"]["kind"] == "datasheet-derived");  // H800 has no measured tables
     CHECK(r["deployment"]["total_gpus"] == 2 * 2 + 2 * 4 + 2 * 8);
     CHECK(r["time_share_by_op"]["af_transfer"].get<double>() > 0);
+    // Each role's own shares: P prefills, A decodes and carries the A/F schedule (F's time is inside A's).
+    const auto share = [&roles](int role, const char* op) { return roles[role]["time_share_by_op"][op].get<double>(); };
+    CHECK(share(0, "attention_prefill") > 0);
+    CHECK(share(0, "attention_decode") == 0);
+    CHECK(share(0, "af_transfer") == 0);
+    CHECK(share(1, "attention_decode") > 0);
+    CHECK(share(1, "attention_prefill") == 0);
+    CHECK(share(1, "af_transfer") > 0);
+    CHECK(share(1, "moe") > 0);
+    CHECK_FALSE(roles[2].contains("time_share_by_op"));
+    for (int role : {0, 1}) {
+      double sum = 0;
+      for (const auto& [op, v] : roles[role]["time_share_by_op"].items()) sum += v.get<double>();
+      CHECK(sum == Approx(1.0).epsilon(1e-9));
+    }
     const auto& q = r["requests"];
     for (std::size_t i = 0; i < 150; ++i) {
       CHECK(q["replica"][i].get<int>() >= 2);  // A replicas (global indices 2, 3) finished every request

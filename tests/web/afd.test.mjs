@@ -56,6 +56,14 @@ test('the A/F preset runs; the roles table lists P, A, F with the CLI\'s GPU cou
   const priced = await page.$$eval('.role-fidelity > summary', (ss) => ss.map((s) => s.textContent));
   assert.match(priced[0], /P \(P\) priced by datasheet-derived \(H100-SXM\/vllm tables moved to H800, same architecture\)/);
   assert.match(priced[1], /A \(A\) priced by datasheet-derived \(H100-SXM\/vllm tables moved to H20, same architecture\)/);
+  // Each role's families that took no time are its own: P never decodes, A never prefills, F (no iterations of its
+  // own) falls back to the run's.
+  const idle = await page.$$eval('.role-fidelity', (ds) => ds.map((d) => d.querySelector('.unused-ops')?.textContent ?? ''));
+  assert.match(idle[0], /\battention_decode\b/);
+  assert.match(idle[0], /\baf_transfer\b/);
+  assert.match(idle[1], /\battention_prefill\b/);
+  assert.doesNotMatch(idle[1], /\battention_decode\b|\baf_transfer\b/);
+  assert.doesNotMatch(idle[2], /\battention_decode\b/);
   // The A <-> F path as the scenario gives it.
   const afd = await page.$eval('.afd-line', (e) => ({...e.dataset, text: e.textContent}));
   assert.equal(afd.microBatches, String(scenario.deployment.afd.micro_batches));

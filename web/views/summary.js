@@ -77,7 +77,8 @@ function deployment(result, scenario) {
     afdLine(roles, scenario), transferLine(result),
     h('h3', {text: 'Where the pricing came from'}),
     roles.map((r) => h('details', {class: 'role-fidelity'},
-      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`), renderFidelity(r.fidelity, result.time_share_by_op))));
+      h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`),
+      renderFidelity(r.fidelity, r.time_share_by_op ?? result.time_share_by_op))));
 }
 
 /** "table (H100-SXM/vllm)", "datasheet-derived (H100-SXM/vllm tables moved to H800, same architecture)",
