@@ -47,8 +47,10 @@ test('a measured error of unexpected shape is shown as it is, never dropped, nev
     const {renderFidelity} = await import('./views/fidelity.js');
     return renderFidelity({sources: {gemm: 'table', moe: 'table'}, measured_error: {
       report: 'docs/validation.md', ops_heldout_ape_pct: {gemm: null, nccl: {n: 'x'}}, beyond_edge_ape_pct: null,
-      e2e_median_abs_pct: 5, leave_one_gpu_out_ape_pct: {gemm: null}, future_figure: [1, 2]}}, {gemm: 1}).textContent;
+      e2e_median_abs_pct: 5, leave_one_gpu_out_ape_pct: {gemm: null}, future_figure: [1, 2],
+      transfer_ape_pct: {'same architecture': {gemm: {n: 7, p50: 1.5, p95: 9}}}}}, {gemm: 1}).textContent;
   });
+  assert.match(text, /same architecture, gemm71\.50%9\.00%/);  // nested groups flattened
   assert.match(text, /took no time in this run: moe/);
   assert.match(text, /gemm-+-/);  // a family without figures: dashes in its cells
   assert.match(text, /e2e_median_abs_pct: 5/);

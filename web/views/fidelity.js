@@ -109,10 +109,21 @@ function opsTable(ops, edge, shareByOp) {
       withEdge ? h('td', {class: 'num', text: edge[fam] ? `${pct(edge[fam]?.p50)} / ${pct(edge[fam]?.p95)}` : ''}) : null))));
 }
 
-function familyTable(name, caption, rows, label = (k) => k) {
+/** Rows of {n, p50, p95} figures; nested groups (the datasheet summary's figures per transfer rule) are flattened
+ *  with their name in front. */
+function familyTable(name, caption, groups, label = (k) => k) {
+  const rows = [];
+  const walk = (obj, prefix) => {
+    for (const [k, v] of Object.entries(obj)) {
+      const key = prefix ? `${prefix}, ${k}` : k;
+      if (isObject(v) && !('p50' in v || 'p95' in v) && Object.values(v).some(isObject)) walk(v, key);
+      else rows.push([key, v]);
+    }
+  };
+  walk(groups, '');
   return part(name, caption,
     h('thead', {}, h('tr', {}, h('th', {text: ''}), ['cells', 'p50', 'p95'].map((c) => h('th', {class: 'num', text: c})))),
-    h('tbody', {}, Object.entries(rows).map(([k, e]) => h('tr', {dataset: {family: k}},
+    h('tbody', {}, rows.map(([k, e]) => h('tr', {dataset: {family: k}},
       h('th', {class: label(k) === k ? 'mono' : null, text: label(k)}), h('td', {class: 'num', text: count(e?.n)}),
       h('td', {class: 'num', dataset: {key: 'p50'}, text: pct(e?.p50)}),
       h('td', {class: 'num', dataset: {key: 'p95'}, text: pct(e?.p95)})))));
