@@ -3,9 +3,9 @@
 // tables of docs/validation.md (held-out grid lines, end-to-end replays, MoE routing, datasheet transfers).
 import {h, fmt} from '../lib/dom.js';
 
-/** The role's pricing; `shareByOp` (result.time_share_by_op) sets apart the families that took no time in this run
- *  (a dense model's moe, a single GPU's all_reduce). The host overhead always shows: hidden under the GPU time it
- *  takes none, and the host line says so. */
+/** The role's pricing; `shareByOp` (the role's time_share_by_op, or the run's for a role without iterations of its
+ *  own) sets apart the families that took no time (a dense model's moe, a single GPU's all_reduce, a P role's decode
+ *  attention). The host overhead always shows: hidden under the GPU time it takes none, and the host line says so. */
 export function renderFidelity(f, shareByOp) {
   if (!f) return null;
   const used = new Map(), unused = [];
