@@ -74,6 +74,17 @@ test('the A/F preset runs; the roles table lists P, A, F with the CLI\'s GPU cou
   assert.deepEqual(shares, want);
   assert.ok(want.af_transfer > 0 && want.all_to_all > 0, 'the preset exercises af_transfer and all_to_all');
   assert.match(await page.textContent('.op-share-card'), /A <-> F activation transfer[^]*EP all-to-all|EP all-to-all[^]*A <-> F activation transfer/);
+  // One role's shares instead of the whole run's: P and A report their own (F's time is in A's), and back.
+  assert.deepEqual(await page.$$eval('.op-share-view option', (os) => os.map((o) => o.textContent)), ['whole run', 'P role', 'A role']);
+  const rowsNow = () => page.$$eval('.op-row', (gs) => Object.fromEntries(gs.map((g) => [g.dataset.family, Number(g.dataset.share)])));
+  const nonzero = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v > 0));
+  await page.selectOption('.op-share-view select', '1');
+  assert.deepEqual(await rowsNow(), nonzero(roles[0].time_share_by_op));
+  assert.ok(!('attention_decode' in await rowsNow()), 'P does not decode');
+  await page.selectOption('.op-share-view select', '2');
+  assert.deepEqual(await rowsNow(), nonzero(roles[1].time_share_by_op));
+  await page.selectOption('.op-share-view select', '0');
+  assert.deepEqual(await rowsNow(), want);
   assert.ok(await canvasInk(page) > 0.005, 'the timeline is drawn');
   await screenshot(page, 'afd_summary', '.summary-card');
   await screenshot(page, 'afd_op_share', '.op-share-card');
