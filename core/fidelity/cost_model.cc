@@ -35,9 +35,14 @@ const char* op_family_name(OpFamily f) {
   }
 }
 
-void sum_families(BatchCost& c) {
+double families_ns(const BatchCost& c) {
   double sum = 0;
   for (SimTime t : c.by_family) sum += static_cast<double>(t);
+  return sum;
+}
+
+void sum_families(BatchCost& c) {
+  const double sum = families_ns(c);
   const bool past = sum > static_cast<double>(kMaxSimTime);
   if (past) {
     const double scale = static_cast<double>(kMaxSimTime) / sum;

@@ -52,6 +52,9 @@ struct BatchCost {
   }
 };
 
+/// The sum of `c`'s families in ns, as a double (their int64 sum may pass the clock; see sum_families).
+double families_ns(const BatchCost& c);
+
 /// Sets `c.total` to the sum of its families. Each family is held at the horizon (span_ns), not their sum: a sum
 /// past it scales the families down in proportion, so they still add up to the total, which then lies at most on
 /// the horizon, where the run stops (SessionImpl::step).

@@ -214,9 +214,7 @@ BatchCost RooflineCostModel::price_whole(const BatchShape& s, double& launch_wai
   add(OpFamily::kAllReduce, L * 2 * all_reduce_ns(T * H * a_bytes_, tp) + qk_norm_all_reduces_ns(T));
   if (p_.pp > 1) add(OpFamily::kPipelineP2p, (p_.pp - 1) * pipeline_hop_ns(T));
 
-  double gpu = 0;
-  for (SimTime t : c.by_family) gpu += static_cast<double>(t);
-  add(OpFamily::kOverhead, overhead_ns(s, gpu, launch_wait_ns));
+  add(OpFamily::kOverhead, overhead_ns(s, families_ns(c), launch_wait_ns));
   sum_families(c);
   return c;
 }
@@ -272,9 +270,7 @@ BatchCost RooflineCostModel::price_parts(const BatchShape& s, double& launch_wai
   }
   // Host overhead belongs to the replica that schedules (whole or attention); the FFN side only executes.
   if (part_ != CostPart::kFfn) {
-    double gpu = 0;
-    for (SimTime t : c.by_family) gpu += static_cast<double>(t);
-    add(OpFamily::kOverhead, overhead_ns(s, gpu, launch_wait_ns));
+    add(OpFamily::kOverhead, overhead_ns(s, families_ns(c), launch_wait_ns));
   }
   sum_families(c);
   return c;

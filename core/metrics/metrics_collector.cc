@@ -12,6 +12,17 @@ const char* phase_kind_name(std::uint8_t kind) {
   return "?";
 }
 
+namespace {
+
+/// Adds `cost` into `to`, held at the horizon like the steps it adds up (a run past it stops).
+void add_cost(BatchCost& to, const BatchCost& cost) {
+  for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
+    to.by_family[f] = add_spans(to.by_family[f], cost.by_family[f]);
+  to.total = add_spans(to.total, cost.total);
+}
+
+}  // namespace
+
 MetricsCollector::MetricsCollector(const OutputSpec& output, bool keep_iterations)
     : keep_phases_(output.phases),
       keep_iterations_(keep_iterations),
@@ -22,16 +33,9 @@ void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, 
   ++total_iterations_;
   padded_tokens_ += batch.shape.padded_tokens;
   if (batch.shape.cuda_graph) ++graph_iterations_;
-  // Held at the horizon like the steps they add up (a run past it stops).
-  const auto add = [&cost](BatchCost& to) {
-    for (int f = 0; f < static_cast<int>(OpFamily::kCount); ++f)
-      to.by_family[f] = add_spans(to.by_family[f], cost.by_family[f]);
-    to.total = add_spans(to.total, cost.total);
-  };
-  add(cost_totals_);
   const auto role = static_cast<std::size_t>(replica.role_index());
   if (role >= role_totals_.size()) role_totals_.resize(role + 1);
-  add(role_totals_[role]);
+  add_cost(role_totals_[role], cost);
   const double kv = replica.kv().usage();
   const double values[] = {static_cast<double>(batch.items.size()), static_cast<double>(batch.shape.num_tokens), kv,
                            static_cast<double>(counters.waiting), static_cast<double>(counters.running)};
@@ -44,6 +48,12 @@ void MetricsCollector::on_iteration(const Replica& replica, const Batch& batch, 
   if (keep_iterations_)
     iterations_.push_back({start, end, replica.index(), static_cast<std::int32_t>(batch.items.size()),
                            static_cast<std::int32_t>(batch.shape.num_tokens), static_cast<float>(kv)});
+}
+
+BatchCost MetricsCollector::cost_totals() const {
+  BatchCost all;
+  for (const BatchCost& r : role_totals_) add_cost(all, r);
+  return all;
 }
 
 int MetricsCollector::failure_index(const std::string& reason) {

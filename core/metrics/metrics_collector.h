@@ -58,12 +58,13 @@ class MetricsCollector {
   const TimeSeries& series() const { return series_; }
   const std::vector<PhaseSegment>& phases() const { return phases_; }
   const std::vector<IterationRecord>& iterations() const { return iterations_; }
-  /// Summed time per op family over all iterations of all replicas.
-  const BatchCost& cost_totals() const { return cost_totals_; }
-  /// The same over one role's replicas (Replica::role_index); all zero for a role that ran no iteration.
+  /// Summed time per op family over all iterations of one role's replicas (Replica::role_index); all zero for a
+  /// role that ran no iteration.
   BatchCost role_cost_totals(int role) const {
     return role >= 0 && static_cast<std::size_t>(role) < role_totals_.size() ? role_totals_[role] : BatchCost{};
   }
+  /// The same over every role: the sum of the roles' totals.
+  BatchCost cost_totals() const;
   std::int64_t total_iterations() const { return total_iterations_; }
   std::int64_t padded_tokens() const { return padded_tokens_; }
   std::int64_t graph_iterations() const { return graph_iterations_; }
@@ -76,7 +77,6 @@ class MetricsCollector {
   std::vector<std::string> failure_reasons_;
   std::vector<PhaseSegment> phases_;
   std::vector<IterationRecord> iterations_;
-  BatchCost cost_totals_;
   std::vector<BatchCost> role_totals_;
   std::int64_t total_iterations_ = 0;
   std::int64_t padded_tokens_ = 0;

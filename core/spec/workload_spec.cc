@@ -131,11 +131,12 @@ void check_arrival_span(const WorkloadSpec& w, const std::string& path, Errors& 
        << " or send fewer requests";
     errors.add(path + "/" + key, ss.str());
   };
-  if (a.process == ArrivalSpec::Process::kPoisson && std::isfinite(a.request_rate) && a.request_rate > 0 &&
-      gaps / a.request_rate > kMaxArrivalSpanS)
-    refuse("request_rate", gaps / a.request_rate, "raise it");
-  if (a.process == ArrivalSpec::Process::kTrace && a.trace_rate > 0 && gaps / a.trace_rate > kMaxArrivalSpanS)
-    refuse("request_rate", gaps / a.trace_rate, "raise it");
+  // Poisson arrivals, or a trace re-timed to a mean rate (0: its own gaps); "inf" sends everything at once.
+  const double rate = a.process == ArrivalSpec::Process::kPoisson ? a.request_rate
+                      : a.process == ArrivalSpec::Process::kTrace ? a.trace_rate
+                                                                  : 0;
+  if (std::isfinite(rate) && rate > 0 && gaps / rate > kMaxArrivalSpanS)
+    refuse("request_rate", gaps / rate, "raise it");
   if (a.process == ArrivalSpec::Process::kClosedLoop && a.max_concurrency > 0) {
     // Each client thinks once per request it sends.
     const double rounds = std::ceil(static_cast<double>(w.num_requests) / static_cast<double>(a.max_concurrency));

@@ -109,18 +109,25 @@ function opsTable(ops, edge, shareByOp) {
       withEdge ? h('td', {class: 'num', text: edge[fam] ? `${pct(edge[fam]?.p50)} / ${pct(edge[fam]?.p95)}` : ''}) : null))));
 }
 
-/** Rows of {n, p50, p95} figures; nested groups (the datasheet summary's figures per transfer rule) are flattened
- *  with their name in front. */
-function familyTable(name, caption, groups, label = (k) => k) {
+/** [name, figures] rows of `groups`: an entry that `isRow` accepts is a row; other objects of objects are groups
+ *  (the datasheet summary's figures per transfer rule), flattened with their name in front; anything else is a row,
+ *  shown with dashes. */
+function flatten(groups, isRow) {
   const rows = [];
   const walk = (obj, prefix) => {
     for (const [k, v] of Object.entries(obj)) {
       const key = prefix ? `${prefix}, ${k}` : k;
-      if (isObject(v) && !('p50' in v || 'p95' in v) && Object.values(v).some(isObject)) walk(v, key);
+      if (isObject(v) && !isRow(v) && Object.values(v).some(isObject)) walk(v, key);
       else rows.push([key, v]);
     }
   };
   walk(groups, '');
+  return rows;
+}
+
+/** Rows of {n, p50, p95} figures. */
+function familyTable(name, caption, groups, label = (k) => k) {
+  const rows = flatten(groups, (v) => 'p50' in v || 'p95' in v);
   return part(name, caption,
     h('thead', {}, h('tr', {}, h('th', {text: ''}), ['cells', 'p50', 'p95'].map((c) => h('th', {class: 'num', text: c})))),
     h('tbody', {}, rows.map(([k, e]) => h('tr', {dataset: {family: k}},
@@ -140,20 +147,11 @@ function leaveOneOut(fams) {
       gpus.map((g) => h('td', {class: 'num', text: byGpu?.[g] ? `${pct(byGpu[g].p50)} / ${pct(byGpu[g].p95)}` : ''}))))));
 }
 
-/** End-to-end replays of silicon_h100.csv: one row per backend and mode (nested groups, such as a transfer rule's,
- *  flattened with their name in front). */
+/** End-to-end replays of silicon_h100.csv: one row per backend and mode (the profile's {rows, ttft, tpot}, the
+ *  datasheet summary's {n, ttft_median_abs_pct, tpot_median_abs_pct}). */
 function e2eTable(groups) {
-  const rows = [];
-  const walk = (obj, prefix) => {
-    for (const [k, v] of Object.entries(obj)) {
-      if (!v || typeof v !== 'object') continue;
-      const name = prefix ? `${prefix}, ${k}` : k;
-      const ttft = v.ttft ?? v.ttft_median_abs_pct, tpot = v.tpot ?? v.tpot_median_abs_pct;
-      if (ttft !== undefined || tpot !== undefined) rows.push([name, v.rows ?? v.n, ttft, tpot]);
-      else walk(v, name);
-    }
-  };
-  walk(groups, '');
+  const rows = flatten(groups, (v) => ['ttft', 'tpot', 'ttft_median_abs_pct', 'tpot_median_abs_pct'].some((k) => k in v))
+    .map(([name, v]) => [name, v?.rows ?? v?.n, v?.ttft ?? v?.ttft_median_abs_pct, v?.tpot ?? v?.tpot_median_abs_pct]);
   return part('e2e', 'End to end: measured H100 runs replayed (python3 scripts/validate_e2e.py), median absolute % error',
     h('thead', {}, h('tr', {}, h('th', {text: ''}), ['rows', 'TTFT', 'TPOT'].map((c) => h('th', {class: 'num', text: c})))),
     h('tbody', {}, rows.map(([name, n, ttft, tpot]) => h('tr', {dataset: {group: name}},
