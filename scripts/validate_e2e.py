@@ -43,6 +43,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+import fidelity_summary
 from e2e_protocol import (DEFAULT_DATA, DRIFTS, ROOT, SILICON, classify, decode_kv_bound, duplicate_rows, num,
                           kv_exceeds_layout, layout_unknown, one_waiting_runs, run_set, scenario)
 
@@ -389,6 +390,7 @@ def main():
     if args.datasheet:
         with tempfile.TemporaryDirectory() as tmp:
             datasheet_e2e(args, expressible, tmp)
+        fidelity_summary.write()
         return
     with tempfile.TemporaryDirectory() as tmp:
         calib = {}
@@ -622,6 +624,8 @@ def main():
                 prefix = "%s %s " % (b, mode)
                 entry["by_model"] = {n[len(prefix):]: ms for n, ms in per_model if n.startswith(prefix) and ms.get("n")}
                 update_validation_json("trtllm" if b == "trtllm" else "vllm", "%s %s" % (b, mode), entry)
+    if not args.limit:
+        fidelity_summary.write()  # README.md and the report quote the figures just recorded
     for name, s in groups + per_model:
         if s.get("n"):
             print("%-28s n=%3d  TTFT median |err| %5.1f%% (signed %+5.1f%%)  TPOT median |err| %5.1f%% (signed %+5.1f%%)"

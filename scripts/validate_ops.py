@@ -521,6 +521,8 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from validate_e2e import replace_section  # noqa: E402
     replace_section(DOC, "ops", "\n".join(lines))
+    import fidelity_summary  # noqa: E402
+    fidelity_summary.write()  # README.md and the report quote the figures just recorded
     print("\n".join(lines))
 
 
