@@ -103,6 +103,9 @@ OJson role_json(const RoleCluster& rc, const BatchCost& totals) {
   j["gpus"] = static_cast<long>(s.replicas) * s.world_size();
   j["max_batches_in_flight"] = s.parallelism.pp;
   j["scheduler"] = s.engine.scheduler;
+  // Only where set: a front-end that is never the bottleneck (the default) is not part of the deployment's report.
+  if (s.engine.frontend.request_us > 0 || s.engine.frontend.token_us > 0)
+    j["frontend"] = {{"request_us", s.engine.frontend.request_us}, {"token_us", s.engine.frontend.token_us}};
   j["adapters"] = adapters;
   j["kv_cache"] = rc.replicas.empty() ? OJson() : kv_json(rc.budget);  // an F role holds no KV cache
   j["max_model_len"] = rc.max_model_len;

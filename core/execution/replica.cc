@@ -42,12 +42,27 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
   stage_free_.assign(static_cast<std::size_t>(stages_), 0);
   host_overlap_ = engine.host.overlaps_pipeline && stages_ > 1;
   async_admission_ = async_scheduling_on(engine, stages_);
+  frontend_request_ = span_ns(engine.frontend.request_us * 1e3);
+  frontend_token_ = span_ns(engine.frontend.token_us * 1e3);
 }
 
 void Replica::enqueue(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->prompt_tokens) + r->output_tokens;
+  if (frontend_request_ > 0) {
+    // The front-end handles requests one at a time; the engine sees this one when its turn ends.
+    request_free_ = add_spans(std::max(request_free_, sim.now()), frontend_request_);
+    frontend_pending_.push_back(r);
+    sim.schedule(request_free_, this, kFrontendReady);
+    return;
+  }
   admit(sim, r);
+}
+
+SimTime Replica::deliver(SimTime now) {
+  if (frontend_token_ <= 0) return now;
+  token_free_ = add_spans(std::max(token_free_, now), frontend_token_);
+  return token_free_;
 }
 
 void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
@@ -94,6 +109,12 @@ void Replica::on_event(Simulator& sim, const Event& ev) {
     if (can_start()) start_iteration(sim);
   } else if (ev.kind == kHostEnd) {
     host_end(sim, static_cast<int>(ev.arg));
+  } else if (ev.kind == kFrontendReady) {
+    // Turns end in the order they were taken, so the oldest pending request is this event's.
+    SERVESIM_CHECK(!frontend_pending_.empty(), "a front-end turn ended with no request waiting");
+    Request* r = frontend_pending_.front();
+    frontend_pending_.pop_front();
+    admit(sim, r);
   } else {
     stage_end(sim, static_cast<int>(ev.arg >> 32), static_cast<int>(ev.arg & 0xffffffff));
   }
@@ -213,15 +234,18 @@ void Replica::finish_iteration(Simulator& sim, InFlight& f) {
     SERVESIM_CHECK(r.num_computed <= r.num_tokens(), "computed past the sequence");
     if (r.num_computed < r.num_tokens()) continue;  // a prompt chunk that does not reach the end
     if (r.generated == 0) outstanding_ -= r.prompt_tokens;
-    observer_->on_token(r, now);
+    // A prefill role's first token reaches the client with the KV (GlobalController::landed), not from here.
+    const bool handoff = handoff_after_prefill_ && r.generated == 0 && r.output_tokens > 1;
+    const SimTime seen = handoff ? now : deliver(now);
+    observer_->on_token(r, seen);
     ++r.generated;
     --outstanding_;
-    r.last_token = now;
-    if (r.generated == r.first_text_token) r.first_token = now;
+    r.last_token = seen;
+    if (r.generated == r.first_text_token) r.first_token = seen;
     if (r.generated >= r.output_tokens) {
       kv_.free(r);
       r.state = RequestState::kFinished;
-      r.finished = now;
+      r.finished = seen;  // the client's view: its last token; the blocks are free now
     } else if (handoff_after_prefill_ && r.generated == 1) {
       // The prompt's KV (and the first token) now wait for the decode role to pull them.
       kv_.hold(r);
@@ -234,7 +258,9 @@ void Replica::finish_iteration(Simulator& sim, InFlight& f) {
   ++iterations_;
   observer_->on_iteration(*this, batch, f.start, now, f.cost);
   for (const ScheduledItem& it : batch.items) {
-    if (it.req->state == RequestState::kFinished && it.req->finished == now) observer_->on_finished(sim, *it.req);
+    // A request in this batch that is finished finished here (a finished request is never scheduled).
+    if (it.req->state == RequestState::kFinished)
+      observer_->on_finished(sim, *it.req);
     else if (it.req->state == RequestState::kTransferring && it.req->prefill_done == now) observer_->on_handoff(sim, *it.req);
   }
 }

@@ -6,6 +6,7 @@
 /// max(stage s free, its stage s-1 end + one p2p hop), each stage end is an event that schedules the next
 /// stage, a new batch forms whenever stage 0 is free, and progress commits when a batch leaves the last stage.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -79,7 +80,7 @@ class Replica : public EventHandler {
   const std::vector<std::unique_ptr<RuntimeAdapter>>& adapters() const { return adapters_; }
 
  private:
-  enum Kind : std::int32_t { kStart = 1, kStageEnd = 2, kHostEnd = 3 };
+  enum Kind : std::int32_t { kStart = 1, kStageEnd = 2, kHostEnd = 3, kFrontendReady = 4 };
   /// A batch inside the pipeline.
   struct InFlight {
     Batch batch;
@@ -101,6 +102,8 @@ class Replica : public EventHandler {
   void release_held(Simulator& sim);
   /// Blocks the held requests' whole lengths still need (0 unless the scheduler books whole requests).
   std::int64_t held_booked_blocks() const;
+  /// When the client sees a token the engine produced at `now`: after the front-end's turn for it (engine.frontend).
+  SimTime deliver(SimTime now);
 
   int index_;
   int role_index_;
@@ -125,6 +128,10 @@ class Replica : public EventHandler {
   /// then; counted as outstanding, not yet as waiting).
   bool async_admission_ = false;
   std::vector<Request*> held_;
+  /// engine.frontend: each direction a serial resource; requests wait in order for the engine to see them.
+  SimTime frontend_request_ = 0, frontend_token_ = 0;
+  SimTime request_free_ = 0, token_free_ = 0;
+  std::deque<Request*> frontend_pending_;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime busy_ns_ = 0;

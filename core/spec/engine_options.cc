@@ -70,6 +70,13 @@ void read_engine_options(const Json& j, const std::string& path, EngineOptions& 
       hr.get_bool("overlaps_pipeline", o.host.overlaps_pipeline);
     }
   }
+  if (const Json* f = r.raw("frontend")) {
+    ObjectReader fr(*f, r.path("frontend"), errors);
+    if (fr.valid()) {
+      fr.get_number("request_us", o.frontend.request_us, 0, 1e7);
+      fr.get_number("token_us", o.frontend.token_us, 0, 1e6);
+    }
+  }
   if (o.scheduler == "trtllm" && o.long_prefill_token_threshold > 0 && r.valid())
     errors.add(r.path("long_prefill_token_threshold"),
                "is vLLM's per-request chunk cap; scheduler \"trtllm\" chunks prompts first come first served under "

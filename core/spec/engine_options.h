@@ -78,6 +78,14 @@ struct EngineOptions {
     /// An assumption either way: the calibrated constants come from pp = 1 runs, which cannot tell them apart.
     bool overlaps_pipeline = false;
   } host;
+  /// The serving front-end between the clients and the engine (the API server's request handling before the engine
+  /// sees a request; detokenising and streaming each output token after the engine produced it), each direction one
+  /// serial resource per replica. A request waits its turn for `request_us`, a token for `token_us`; the client sees
+  /// the token when its turn ends. 0 (the default) = the front-end is never the bottleneck.
+  struct Frontend {
+    double request_us = 0;  ///< per request, before the engine sees it
+    double token_us = 0;    ///< per output token, before the client sees it
+  } frontend;
 };
 
 /// Reads fields present in `j` over `opts` (so a role's "engine" overrides the scenario's).

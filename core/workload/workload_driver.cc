@@ -73,7 +73,7 @@ void WorkloadDriver::pump(Simulator& sim) {
   }
 }
 
-void WorkloadDriver::on_request_done(Simulator& sim, const Request&) {
+void WorkloadDriver::on_request_done(Simulator& sim, const Request& req) {
   const double think = spec_.arrival.process == ArrivalSpec::Process::kClosedLoop ? spec_.arrival.think_time_ms : 0;
   if (cap_ == 0) {  // no client waits on this slot
     --in_flight_;
@@ -82,8 +82,9 @@ void WorkloadDriver::on_request_done(Simulator& sim, const Request&) {
   }
   // The slot frees as an event, even with no think time: a client learns of its response only after the engine has
   // sent it, and every engine forms its next batch right after sending a step's outputs, so a follow-up request
-  // cannot join the batch formed at its predecessor's completion (the replica forms it in this same call).
-  sim.schedule_in(from_ms(std::max(0.0, think)), this, kSlotFree);
+  // cannot join the batch formed at its predecessor's completion (the replica forms it in this same call). With a
+  // front-end (engine.frontend) the client has its response when the last token was streamed, after the engine.
+  sim.schedule(add_spans(std::max(sim.now(), req.finished), from_ms(std::max(0.0, think))), this, kSlotFree);
 }
 
 void WorkloadDriver::on_event(Simulator& sim, const Event& ev) {

@@ -97,6 +97,31 @@ TEST_CASE("a block_size that is not a power of two is refused with its path and 
   CHECK(s.deployment.roles[0].engine.block_size == 32);
 }
 
+TEST_CASE("front-end times are refused out of range or under an unknown key, naming the field", "[spec][scenario]") {
+  auto neg = small_scenario();
+  neg["engine"] = {{"frontend", {{"token_us", -1}}}};
+  CHECK_THAT(only_error(parse(neg)), Catch::StartsWith("/engine/frontend/token_us: "));
+
+  auto huge = small_scenario();
+  huge["deployment"]["roles"][0]["engine"] = {{"frontend", {{"request_us", 1e30}}}};
+  CHECK_THAT(only_error(parse(huge)), Catch::StartsWith("/deployment/roles/0/engine/frontend/request_us: "));
+
+  auto wrong = small_scenario();
+  wrong["engine"] = {{"frontend", {{"request_ms", 3}}}};
+  CHECK_THAT(only_error(parse(wrong)), Catch::StartsWith("/engine/frontend/request_ms: unknown key"));
+
+  auto not_object = small_scenario();
+  not_object["engine"] = {{"frontend", 5}};
+  CHECK_THAT(only_error(parse(not_object)), Catch::StartsWith("/engine/frontend: "));
+
+  Scenario s;
+  auto ok = small_scenario();
+  ok["engine"] = {{"frontend", {{"request_us", 250.5}, {"token_us", 100}}}};
+  REQUIRE(parse(ok, &s).ok());
+  CHECK(s.deployment.roles[0].engine.frontend.request_us == 250.5);
+  CHECK(s.deployment.roles[0].engine.frontend.token_us == 100);
+}
+
 TEST_CASE("TRT-LLM FP8 on a 16-bit checkpoint warns which export is priced", "[spec][scenario]") {
   // The warnings about TensorRT-LLM's checkpoints (the bundled configs also report their unused keys).
   auto trt_warnings = [](nlohmann::json doc) {
