@@ -8,7 +8,8 @@ rows get exactly osl output tokens, database-dump rows a spread; a row recording
 block-scaled FP8 release, or recording TRT-LLM FP8 on a Qwen 16-bit path runs the block-FP8 checkpoint; a row
 repeating another's columns and measurement under another id and source (duplicate_rows) is not counted twice, and
 one differing in a measured digit is not a repeat; the harness's SGLang agg rows run at its memory fraction of 0.80,
-other SGLang rows at their version's default."""
+other SGLang rows at their version's default; the harness's TRT-LLM agg rows stream through its front-end at
+TRTLLM_HARNESS_STREAM_US a token, no other row does."""
 import os
 import sys
 
@@ -120,7 +121,17 @@ if old_rule is None or abs(old_rule - round((ep.H100_MIB - 10.5 * 1024) / ep.H10
     fails.append("SGLang 0.5.1.post1 database-dump row: memory fraction %s, want the release's rule" % old_rule)
 if ep.sglang_mem_fraction(dict(dump_sg, backend_version="0.5.8.post1"), sg_parts) is not None:
     fails.append("SGLang 0.5.8.post1 database-dump row got a memory fraction; want SGLang's own default")
+# The harness's TRT-LLM front-end: its agg rows stream tokens through trtllm-serve at TRTLLM_HARNESS_STREAM_US a token;
+# its vLLM and SGLang rows, TRT-LLM disagg rows and database-dump rows keep no front-end.
+eng = ep.scenario(r, dict(parts, one_waiting=False), None)["engine"]
+if eng.get("frontend") != {"token_us": ep.TRTLLM_HARNESS_STREAM_US}:
+    fails.append("TRT-LLM harness agg row: frontend %s, want token_us %s" % (eng.get("frontend"),
+                                                                           ep.TRTLLM_HARNESS_STREAM_US))
+for other in (harness_vllm, row("x", 8, 128, 100.0, backend="sglang"), dump, dict(r, mode="disagg")):
+    if ep.frontend_token_us(other) is not None:
+        fails.append("%s %s row from %s got the harness's TRT-LLM front-end" % (
+            other["backend"], other["mode"], other["silicon_data_source"]))
 if fails:
     sys.exit("e2e_protocol rules: " + "; ".join(fails))
-print("e2e_protocol one-waiting, generator token-budget, client-drift, block-FP8, repeated-row and SGLang memory-share "
-      "rules: ok")
+print("e2e_protocol one-waiting, generator token-budget, client-drift, block-FP8, repeated-row, SGLang memory-share "
+      "and TRT-LLM front-end rules: ok")
