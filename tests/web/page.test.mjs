@@ -124,6 +124,21 @@ test('a client timing the first text: the form offers ttft_from and the summary 
   assert.match(await page.locator('.summary [data-key=ttft_token]').textContent(), /output token 1, the first that carries text/);
 });
 
+test('a serving front-end set in the JSON runs, and the deployment names its costs and rate limit', async () => {
+  const doc = JSON.parse(await page.locator('.json-text').inputValue());
+  doc.engine.frontend = {token_us: 250};
+  await page.locator('.json-text').fill(JSON.stringify(doc, null, 2));
+  await page.waitForSelector('.error-list .ok', {timeout: 15000});
+  assert.equal(await runAndWait(page, () => page.click('#run')), 'completed');
+  assert.match(await page.locator('.frontend-line').textContent(),
+    /serving front-end: C: 250(\.0)? us per output token \(at most 4,?000 tokens\/s a replica\)/);
+  delete doc.engine.frontend;
+  await page.locator('.json-text').fill(JSON.stringify(doc, null, 2));
+  await page.waitForSelector('.error-list .ok', {timeout: 15000});
+  assert.equal(await runAndWait(page, () => page.click('#run')), 'completed');
+  assert.equal(await page.locator('.frontend-line').count(), 0);
+});
+
 test('the GPU field says which GPUs have measured tables and how the others are priced', async () => {
   const hint = await page.locator('.field[data-path="/hardware/gpu"] .hint').textContent();
   assert.match(hint, /measured tables: A100-80G, H100-SXM, H200-SXM; other GPUs: the nearest one's/);

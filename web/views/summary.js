@@ -74,7 +74,7 @@ function deployment(result, scenario) {
     h('tfoot', {}, h('tr', {}, h('th', {text: 'total'}), h('td', {colspan: 5}),
       h('td', {class: 'num', dataset: {key: 'total_gpus'}, text: fmtAuto(result.deployment?.total_gpus)}), h('td', {colspan: 2}))));
   return h('div', {class: 'deployment'}, h('h3', {text: 'Deployment'}), table,
-    afdLine(roles, scenario), transferLine(result),
+    afdLine(roles, scenario), transferLine(result), frontendLine(roles),
     h('h3', {text: 'Where the pricing came from'}),
     roles.map((r) => h('details', {class: 'role-fidelity'},
       h('summary', {}, h('strong', {text: `${r.name} (${r.role})`}), ` priced by ${pricedBy(r.fidelity)}`),
@@ -134,6 +134,20 @@ function transferLine(result) {
   return h('div', {class: 'muted transfer-line'},
     `P -> ${result.deployment?.roles?.some((r) => r.role === 'A') ? 'A' : 'D'} KV transfers: ${fmtAuto(d.kv_transfers)} ` +
     `(${fmt((d.kv_bytes_moved ?? 0) / 2 ** 30, 1)} GiB moved) · decode_router ${d.decode_router}`);
+}
+
+/** The serving front-end of the roles that set one (deployment.roles[].frontend, engine.frontend): its serial costs
+ *  and the token rate a replica's clients can be streamed at most. */
+function frontendLine(roles) {
+  const set = roles.filter((r) => r.frontend);
+  if (!set.length) return null;
+  return h('div', {class: 'muted frontend-line'}, 'serving front-end: ' + set.map((r) => {
+    const {request_us: req = 0, token_us: tok = 0} = r.frontend;
+    const parts = [];
+    if (req > 0) parts.push(`${fmt(req, 1)} us per request`);
+    if (tok > 0) parts.push(`${fmt(tok, 1)} us per output token (at most ${fmtAuto(Math.floor(1e6 / tok))} tokens/s a replica)`);
+    return `${r.name}: ${parts.join(', ')}`;
+  }).join(' · '));
 }
 
 function failures(result) {
