@@ -24,9 +24,10 @@ recorded version's default (ASYNC_SCHEDULING_SINCE). SGLang's memory share is 0.
 rows (SGLANG_HARNESS_MEM_FRACTION, calibrated on that harness's TP 1 run set and held out on its other one) and
 follows the recorded version's default elsewhere (SGLANG_OLD_MEM_RULE_BEFORE); TRT-LLM's free_gpu_memory_fraction on
 the aic-auto-gap-analysis agg rows is the default of AIConfigurator's template for the recorded version
-(TRTLLM_TEMPLATE_KV_FRACTION). TTFT is timed at the first token
-that carries text (TTFT_FROM: the harness's chat clients disregard empty responses; gpt-oss opens with a 3-token
-harmony header). Compared: mean TTFT and mean TPOT.
+(TRTLLM_TEMPLATE_KV_FRACTION), and those rows stream their tokens through trtllm-serve's front-end, one serial
+stage of TRTLLM_HARNESS_STREAM_US a token (engine.frontend; read off the TP 2 rows' ceiling). TTFT is timed at the
+first token that carries text (TTFT_FROM: the harness's chat clients disregard empty responses; gpt-oss opens with a
+3-token harmony header). Compared: mean TTFT and mean TPOT.
 
 Disaggregated rows become P/D scenarios: prefill_num_workers replicas of role P with the prefill_* parallelism,
 decode_num_workers replicas of role D with the decode_* parallelism, the KV cache moved over NVLink when all the

@@ -44,8 +44,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import fidelity_summary
-from e2e_protocol import (DEFAULT_DATA, DRIFTS, ROOT, SILICON, classify, decode_kv_bound, duplicate_rows, num,
-                          kv_exceeds_layout, layout_unknown, one_waiting_runs, run_set, scenario)
+from e2e_protocol import (DEFAULT_DATA, DRIFTS, ROOT, SILICON, TRTLLM_HARNESS_STREAM_US, classify, decode_kv_bound,
+                          duplicate_rows, num, kv_exceeds_layout, layout_unknown, one_waiting_runs, run_set, scenario)
 
 # Host constants fitted by --calibrate (names are engine.host keys). Kept few and physical.
 PARAMS = ["iteration_us", "per_request_us"]
@@ -563,13 +563,14 @@ def main():
              "sglang scheduler; database-dump agg rows, whose clients are out of phase after the first wave: osl +- 5%; "
              "disagg rows: osl +- 1 token), 10 x concurrency requests, the row's parallelism/dtype/backend (TRT-LLM and "
              "vLLM agg rows of AIConfigurator's harness: its benchmark rule's token budget = batch size + isl + 1500; "
-             "run sets whose TTFT rises with osl by one request per cycle: one slot fewer than clients); disagg rows as "
+             "run sets whose TTFT rises with osl by one request per cycle: one slot fewer than clients; TRT-LLM agg rows of "
+             "the harness: its front-end streaming one token per {stream_us} us); disagg rows as "
              "P/D scenarios with the row's worker counts and per-role "
              "parallelism; TTFT timed at the first token that carries text, as genai-perf and AIPerf do: after gpt-oss's "
              "3-token harmony header). Errors are (simulated - measured) / "
              "measured of mean TTFT and mean TPOT; goal on vLLM agg rows: median |error| <= 10% TTFT, <= 5% TPOT. "
              "`TTFT gap in TPOTs` is the median of (measured - simulated TTFT) / measured TPOT: the TTFT the "
-             "simulation lacks, in output tokens.",
+             "simulation lacks, in output tokens.".replace("{stream_us}", "%g" % TRTLLM_HARNESS_STREAM_US),
              ""]
     lines += md_table("backend, mode", groups) + [""] + md_table("backend, mode, model", per_model) + [""]
     if calib:
