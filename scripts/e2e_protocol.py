@@ -162,12 +162,16 @@ DESYNC_SPREAD = 0.05
 # prefill step's worth of decode steps; the value is not fitted.
 
 
+def harness_agg(r):
+    """An agg row of AIConfigurator's own benchmark harness (aic-auto-gap-analysis), whose run settings the replay
+    follows: exact outputs, its generator's token budget, its templates' memory settings, trtllm-serve's front-end."""
+    return r["mode"] == "agg" and "aic-auto-gap-analysis" in r["silicon_data_source"]
+
+
 def client_drift(r):
     if r["mode"] != "agg":
         return "token"
-    if "aic-auto-gap-analysis" not in r["silicon_data_source"]:
-        return "desync"
-    return "exact"
+    return "exact" if harness_agg(r) else "desync"
 
 
 DRIFTS = ("exact", "token", "desync")
@@ -256,8 +260,7 @@ GENERATOR_TOKEN_BUDGET_BACKENDS = ("trtllm", "vllm")
 
 
 def generator_max_num_tokens(r, bs):
-    if (r["backend"] not in GENERATOR_TOKEN_BUDGET_BACKENDS or r["mode"] != "agg"
-            or "aic-auto-gap-analysis" not in r["silicon_data_source"]):
+    if r["backend"] not in GENERATOR_TOKEN_BUDGET_BACKENDS or not harness_agg(r):
         return None
     return bs + num(r["isl"]) + GENERATOR_TOKEN_MARGIN
 
@@ -318,13 +321,13 @@ TRTLLM_HARNESS_STREAM_US = 108.5
 
 
 def frontend_token_us(r):
-    if r["backend"] != "trtllm" or r["mode"] != "agg" or "aic-auto-gap-analysis" not in r["silicon_data_source"]:
+    if r["backend"] != "trtllm" or not harness_agg(r):
         return None
     return TRTLLM_HARNESS_STREAM_US
 
 
 def trtllm_kv_fraction(r):
-    if r["backend"] != "trtllm" or r["mode"] != "agg" or "aic-auto-gap-analysis" not in r["silicon_data_source"]:
+    if r["backend"] != "trtllm" or not harness_agg(r):
         return None
     return TRTLLM_TEMPLATE_KV_FRACTION.get(r["backend_version"])
 

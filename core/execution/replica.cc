@@ -234,7 +234,8 @@ void Replica::finish_iteration(Simulator& sim, InFlight& f) {
     SERVESIM_CHECK(r.num_computed <= r.num_tokens(), "computed past the sequence");
     if (r.num_computed < r.num_tokens()) continue;  // a prompt chunk that does not reach the end
     if (r.generated == 0) outstanding_ -= r.prompt_tokens;
-    // A prefill role's first token reaches the client with the KV (GlobalController::landed), not from here.
+    // A prefill role hands a request with more to generate to the decode role after its first token, which reaches
+    // the client with the KV (GlobalController::landed), not from here.
     const bool handoff = handoff_after_prefill_ && r.generated == 0 && r.output_tokens > 1;
     const SimTime seen = handoff ? now : deliver(now);
     observer_->on_token(r, seen);
@@ -246,7 +247,7 @@ void Replica::finish_iteration(Simulator& sim, InFlight& f) {
       kv_.free(r);
       r.state = RequestState::kFinished;
       r.finished = seen;  // the client's view: its last token; the blocks are free now
-    } else if (handoff_after_prefill_ && r.generated == 1) {
+    } else if (handoff) {
       // The prompt's KV (and the first token) now wait for the decode role to pull them.
       kv_.hold(r);
       r.state = RequestState::kTransferring;
