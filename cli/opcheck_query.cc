@@ -151,7 +151,7 @@ class AttentionQueries {
         AttentionGeometry kg = table_grid_geometry(*g, sms_, decode);
         if (decode && fa2_decode(kg))
           set_fa2_hbm_ctas(kg, fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; }));
-        if (decode) kg.split_out_us_per_element = split_out_;
+        kg.split_out_us_per_element = split_out_;
         ok = p.build(*g, decode, kg, /*choose=*/true);
       }
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;

@@ -72,6 +72,13 @@ void PrefillWork::add(const AttentionGeometry& g, std::int64_t q, std::int64_t c
     pairs += qd * static_cast<double>(p) + qd * (qd + 1) / 2;
   }
   max_q = std::max(max_q, q);
+  max_ctx = std::max(max_ctx, ctx);
+  q_tokens += static_cast<double>(q);
+  if (fa3_prefill_grid(g)) {
+    const std::int64_t nb = ceil_div(ctx, g.block_n);
+    fa3_chunks.push_back({q, nb, 1.0});
+    fa3_blocks += static_cast<double>(ceil_div(q * packed_group(g), g.block_m) * nb);
+  }
   add_tiles(g, q, p, local, tiles, longest, ctas);
   if (g.one_wg_block_m > 0 && one_wg(g)) {  // a longer chunk puts the call on two warpgroups
     AttentionGeometry one = g;
@@ -161,6 +168,7 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   f[2] = (small_tile ? ctas_one_wg : ctas) / s;
   f[3] = ctx_tokens * g.kv_heads / s;
   f[4] = g.one_wg_rows > 0 && !one ? 1.0 : 0.0;
+  f[5] = fa3_prefill_split_rows(g, *this) > 0 ? 1.0 : 0.0;
 }
 
 void DecodeWork::clear() {
@@ -452,6 +460,32 @@ double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, st
   return g.split_out_us_per_element * static_cast<double>(requests) * g.heads * g.head_dim;
 }
 
+int fa3_prefill_static_splits(const AttentionGeometry& g, const PrefillWork& w) {
+  if (!fa3_prefill_grid(g) || w.requests < 1 || w.requests > kFa3PrepareMaxRequests) return 1;
+  if (g.fa3_num_splits > 0 && w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens)) return g.fa3_num_splits;
+  const std::int64_t nb = ceil_div(w.max_ctx, g.block_n);
+  if (nb <= 4) return 1;
+  return flash_num_splits(g.kv_heads * ceil_div(w.max_q * packed_group(g), g.block_m), nb, g.sms);
+}
+
+double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) {
+  const int cap = fa3_prefill_static_splits(g, w);
+  if (cap <= 1) return 0;
+  // In single precision, as the kernel computes it (fa3_tiles_per_split).
+  const float v =
+      std::ceil(static_cast<float>(w.fa3_blocks) * 1.1f * static_cast<float>(g.kv_heads) / static_cast<float>(g.sms));
+  const std::int64_t per = std::max<std::int64_t>(1, static_cast<std::int64_t>(v));
+  double rows = 0;
+  for (const PrefillWork::Fa3Chunk& c : w.fa3_chunks)
+    if (std::min<std::int64_t>(ceil_div(c.n_blocks, per), cap) > 1) rows += static_cast<double>(c.q) * c.count;
+  return rows;
+}
+
+double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w) {
+  if (!fa3_split_output_priced(g)) return 0;
+  return g.split_out_us_per_element * fa3_prefill_split_rows(g, w) * g.heads * g.head_dim;
+}
+
 void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {
   const double s = g.sms;
   const MmhaLaunch l = mmha_launch(g, requests, max_ctx);
@@ -485,7 +519,7 @@ std::vector<std::int32_t> decode_call_contexts(const std::vector<std::int32_t>& 
   return all;
 }
 
-void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
+PrefillWork uniform_prefill_work(const AttentionGeometry& g, std::int64_t b, std::int64_t s) {
   PrefillWork one;
   one.add(g, s, s);
   PrefillWork all;
@@ -497,10 +531,19 @@ void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::i
   all.requests = b;
   all.pairs = one.pairs * bd;
   all.max_q = one.max_q;
+  all.max_ctx = one.max_ctx;
+  all.q_tokens = one.q_tokens * bd;
   all.tiles_one_wg = one.tiles_one_wg * bd;
   all.longest_one_wg = one.longest_one_wg;
   all.ctas_one_wg = one.ctas_one_wg * bd;
-  all.features(g, f);
+  all.fa3_blocks = one.fa3_blocks * bd;
+  all.fa3_chunks = one.fa3_chunks;
+  for (auto& c : all.fa3_chunks) c.count = bd;
+  return all;
+}
+
+void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f) {
+  uniform_prefill_work(g, b, s).features(g, f);
 }
 
 void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f,

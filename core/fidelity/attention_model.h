@@ -8,7 +8,8 @@
 ///    ceil((prior + rows so far) / BN) key tiles (the last, partial q tile's weighted by its rows:
 ///    kKeyTileLoadShare). Time ~ t0 + a * max(total tiles / SMs, longest CTA)
 ///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads) + d where vLLM's FlashAttention-3 runs the
-///    call on two MMA warpgroups, not one (AttentionGeometry::one_wg_rows).
+///    call on two MMA warpgroups, not one (AttentionGeometry::one_wg_rows), + e where it splits a chunk's keys (its
+///    combine kernel; the split chunks' fp32 partials are priced apart, fa3_prefill_split_output_us).
 ///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
 ///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
 ///    start + longest chunk) + b * CTAs / SMs + c * combine work. start: with more CTAs than the GPU holds at
@@ -181,9 +182,10 @@ constexpr int kFa2HbmCtaShareSteps = 25;
 constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 
 /// Prefill: 1, the key tiles (over the SMs, or the longest CTA's), CTAs over the SMs, keys loaded per KV head over
-/// the SMs, and 1 when the call runs on two MMA warpgroups where one-warpgroup calls exist
-/// (AttentionGeometry::one_wg_rows).
-constexpr int kPrefillFeatures = 5;
+/// the SMs, 1 when the call runs on two MMA warpgroups where one-warpgroup calls exist
+/// (AttentionGeometry::one_wg_rows), and 1 when FlashAttention-3 splits a chunk's keys (fa3_prefill_split_rows: the
+/// combine kernel's launch; the partials' traffic is priced apart, fa3_prefill_split_output_us).
+constexpr int kPrefillFeatures = 6;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
 /// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a
 /// longest request past one key block of its decode tile (with a window, the window's keys spanning two;
@@ -254,6 +256,17 @@ struct PrefillWork {
   std::int64_t requests = 0;
   double pairs = 0;      ///< (query, key) pairs: sum q*(ctx-q) + q(q+1)/2
   std::int64_t max_q = 0;  ///< the longest chunk's new tokens (the call's max_seqlen_q)
+  std::int64_t max_ctx = 0;  ///< the longest chunk's keys (the call's max_seqlen_k)
+  double q_tokens = 0;       ///< new tokens of every chunk (the call's query rows per head)
+  /// On a FlashAttention-3 grid (fa3_prefill_grid): each chunk's new tokens and key tiles, with how many chunks are
+  /// alike (uniform_prefill_work keeps one chunk for a uniform batch), and the call's (packed q tile, key tile)
+  /// blocks, which its varlen scheduler splits the keys by (fa3_prefill_split_rows).
+  struct Fa3Chunk {
+    std::int64_t q, n_blocks;
+    double count;
+  };
+  std::vector<Fa3Chunk> fa3_chunks;
+  double fa3_blocks = 0;
   /// tiles, longest and ctas in the one-warpgroup tile (AttentionGeometry::one_wg_block_m), which the call runs
   /// instead when its max_q x group rows are few enough; features() picks. Counted while every chunk fits it.
   double tiles_one_wg = 0, longest_one_wg = 0, ctas_one_wg = 0;
@@ -327,12 +340,30 @@ double fit_fa2_hbm_ctas(const OpTable& decode_table, int sms, const std::functio
 /// vLLM's H100 tables: at 512 requests (static count 32) a 2-key decode grows with the query heads, 31.1 / 33.1 /
 /// 38.5 / 46.8 us at 1 / 8 / 32 / 64 heads over 1 KV head of 128, where 1024 requests (no split kernel) take
 /// 41.4 / 41.5 / 41.9 / 45.9.
-/// Whether `g` prices that traffic at all (an FA3 decode grid, not MLA, with a per-element cost); a predictor built
+/// Whether `g` prices that traffic at all (an FA3 grid, not MLA, with a per-element cost); a predictor built
 /// on such a grid fits the grid less the traffic and adds it to the batches it prices. `cache`: as
 /// DecodeWork::features takes it.
 bool fa3_split_output_priced(const AttentionGeometry& g);
 double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, std::int64_t max_ctx,
                            SplitCache* cache = nullptr);
+/// A prefill grid of FlashAttention-3 (not MLA): its calls split keys as below.
+inline bool fa3_prefill_grid(const AttentionGeometry& g) { return g.pack_gqa_prefill && g.prepare_step; }
+/// FlashAttention-3 splits a prefill call's keys too, as its decodes (SplitKv::kPerRequest): a static count from
+/// get_num_splits "pretending that batch = 1" (the KV heads x packed q tiles of the longest chunk, max_seqlen_q x
+/// group rows, over the SMs; the longest chunk's key tiles; none at <= 4) or the caller's, fa3_num_splits for a call
+/// of at most fa3_num_splits_max_tokens query tokens; then prepare_varlen_num_blocks cuts each chunk into
+/// min(ceil(its key tiles / tiles per split), static) with tiles per split = ceil(1.1 x the call's (q tile, key
+/// tile) blocks x KV heads / SMs). So a prompt splits only where the call's blocks are few for the SMs: vLLM's H100
+/// table, 12 query heads over 2 KV heads of 256 (bf16, 128 x 80 tiles), one 1024-token prompt (48 x 13 blocks per KV
+/// head: two splits) takes 60.1 us where one of 1536 tokens (static count 1) takes 53.0, and two 512-token prompts
+/// (two splits each) 56.3 us where two of 1024 (13 tiles against 21 per split: none) take 52.1.
+/// fa3_prefill_static_splits: the static count (1 on other kernels); fa3_prefill_split_rows: the query rows of the
+/// chunks it splits (0: none).
+int fa3_prefill_static_splits(const AttentionGeometry& g, const PrefillWork& w);
+double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w);
+/// The split chunks' output traffic: their rows of every query head through fp32 partials and the combine
+/// (split_out_us_per_element per element, as fa3_split_output_us prices a decode's).
+double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w);
 /// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
 /// roofline's achieved share, RooflineConstants::memory_efficiency).
 inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_efficiency) {
@@ -349,7 +380,8 @@ int flash_num_splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, int
 /// From this many key tiles on, every split count up to 128 is eligible (128 x 127): the FA2 rule changes nothing.
 inline constexpr std::int64_t kFa2AllSplitsEligibleBlocks = 128 * 127;
 
-/// Uniform-batch features (b requests of length s): prefill (q = ctx = s) or decode (ctx = s).
+/// Uniform-batch work and features (b requests of length s): prefill (q = ctx = s) or decode (ctx = s).
+PrefillWork uniform_prefill_work(const AttentionGeometry& g, std::int64_t b, std::int64_t s);
 void uniform_prefill_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f);
 void uniform_decode_features(const AttentionGeometry& g, std::int64_t b, std::int64_t s, double* f,
                              SplitCache* cache = nullptr);

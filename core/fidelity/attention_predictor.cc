@@ -22,9 +22,10 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
   owned_ = nullptr;
   one_query_ = nullptr;
   less_split_output_ = false;
-  if (decode && fa3_split_output_priced(geo) && grid.axes.size() == 2) {
-    // FlashAttention-3's split-kernel output traffic is priced apart (fa3_split_output_us): the work model and the
-    // residual are fitted on the grid less it, and decode_us adds it back for the batch it prices.
+  if (fa3_split_output_priced(geo) && grid.axes.size() == 2) {
+    // FlashAttention-3's split-kernel output traffic is priced apart (fa3_split_output_us, and for prefill calls
+    // fa3_prefill_split_output_us): the work model and the residual are fitted on the grid less it, and decode_us
+    // and prefill_us add it back for the batch they price.
     auto less = std::make_shared<OpGrid>(grid);
     const auto& B = grid.axes[0];
     const auto& S = grid.axes[1];
@@ -32,7 +33,14 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
       for (std::size_t j = 0; j < S.size(); ++j) {
         double& v = less->values[i * S.size() + j];
         if (std::isnan(v)) continue;
-        const double out = fa3_split_output_us(geo, static_cast<std::int64_t>(B[i]), static_cast<std::int64_t>(S[j]));
+        const auto b = static_cast<std::int64_t>(B[i]);
+        const auto len = static_cast<std::int64_t>(S[j]);
+        double out = 0;
+        if (decode) {
+          out = fa3_split_output_us(geo, b, len);
+        } else {
+          out = fa3_prefill_split_output_us(geo, uniform_prefill_work(geo, b, len));
+        }
         if (out <= 0) continue;
         v = std::max(v - out, kSplitOutputFloor * v);
         if (i * S.size() + j < less->log_values.size()) less->log_values[i * S.size() + j] = det_log(v);
@@ -318,7 +326,8 @@ double AttentionPredictor::prefill_us(const std::vector<PrefillChunk>& chunks, b
   const double model_batch = model_.ok ? model_.eval(f) : 0;
   const double per = w.pairs / static_cast<double>(w.requests);
   const double s_eq = uniform_length_for_pairs(geo_.window, per);
-  return lookup(w.requests, s_eq, model_batch, extrapolated);
+  const double out = less_split_output_ ? fa3_prefill_split_output_us(geo_, w) : 0.0;
+  return lookup(w.requests, s_eq, model_batch, extrapolated) + out;
 }
 
 double AttentionPredictor::decode_us(const std::vector<std::int32_t>& contexts, bool* extrapolated,

@@ -245,10 +245,9 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   const int sms = g_.sm_count > 0 ? g_.sm_count : 132;
   AttentionGeometry geo = table_grid_geometry(*best, sms, decode, window);
   // vLLM passes FlashAttention-3 its static split count only in full-graph mode, for calls up to the largest capture;
-  // the split kernel's output traffic is priced at this GPU's HBM bandwidth.
+  // the split kernel's output traffic is priced at this GPU's HBM bandwidth (decode and prefill calls).
   if (geo.fa3_num_splits > 0) geo.fa3_num_splits_max_tokens = max_capture_;
-  if (decode)
-    geo.split_out_us_per_element = fa3_split_out_us_per_element(g_.hbm_tb_s, roofline_.constants().memory_efficiency);
+  geo.split_out_us_per_element = fa3_split_out_us_per_element(g_.hbm_tb_s, roofline_.constants().memory_efficiency);
   out.scale = static_cast<double>(heads) / geo.heads;
   // The tables were timed with the call's K and V left in L2 by the call before; serving reads them cold. The
   // predictor reads a decode grid as if cold (read_cold), at the grid's own K and V bytes per key.

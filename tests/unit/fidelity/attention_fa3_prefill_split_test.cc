@@ -1,0 +1,121 @@
+// Attention tests: FlashAttention-3 splits a prefill call's keys where the call's blocks are few for the SMs.
+#include "core/fidelity/attention_predictor.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/fidelity/op_table.h"
+#include "tests/test_support.h"
+#include "tests/unit/fidelity/attention_test_support.h"
+
+using namespace servesim;
+using namespace servesim::attention_test;
+
+namespace {
+
+/// vLLM's FlashAttention-3 prefill geometry of a table grid: 12 query heads over 2 KV heads of 256, bf16.
+AttentionGeometry fa3_prefill_geo() {
+  AttentionGeometry g = geo(12, 2);
+  g.head_dim = 256;
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 256);
+  return g;
+}
+
+PrefillWork prompts(const AttentionGeometry& g, const std::vector<std::int64_t>& lengths) {
+  PrefillWork w;
+  for (std::int64_t s : lengths) w.add(g, s, s);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("FlashAttention-3 splits a prefill call's keys by its varlen scheduler", "[fidelity][attention]") {
+  const AttentionGeometry g = fa3_prefill_geo();
+  REQUIRE(fa3_prefill_grid(g));
+  REQUIRE(g.block_m == 128);
+  REQUIRE(g.block_n == 80);
+  // One 1024-token prompt: 1024 x 6 packed rows make 48 q tiles per KV head, 13 key tiles. Static count (over 512
+  // tokens: the heuristic for 2 x 48 = 96 q tiles on 132 SMs, 13 key tiles) 4; tiles per split
+  // ceil(48 x 13 x 1.1 x 2 / 132) = 11, so two splits.
+  CHECK(flash_num_splits(96, 13, 132) == 4);
+  CHECK(fa3_prefill_static_splits(g, prompts(g, {1024})) == 4);
+  CHECK(fa3_prefill_split_rows(g, prompts(g, {1024})) == Approx(1024));
+  // Two of them: 21 tiles per split, none split (the static count is still 4).
+  CHECK(fa3_prefill_static_splits(g, prompts(g, {1024, 1024})) == 4);
+  CHECK(fa3_prefill_split_rows(g, prompts(g, {1024, 1024})) == 0);
+  // One of 1536 tokens: 2 x 72 q tiles fill 80% of the SMs, static count 1.
+  CHECK(fa3_prefill_static_splits(g, prompts(g, {1536})) == 1);
+  CHECK(fa3_prefill_split_rows(g, prompts(g, {1536})) == 0);
+  // Two 512-token prompts: static 5 (48 q tiles, 7 key tiles), 6 tiles per split, each splits in two.
+  CHECK(fa3_prefill_static_splits(g, prompts(g, {512, 512})) == 5);
+  CHECK(fa3_prefill_split_rows(g, prompts(g, {512, 512})) == Approx(1024));
+  // A call of at most 512 tokens takes vLLM's static count (32) instead of the heuristic's, which splits nothing at
+  // <= 4 key tiles: one 256-token prompt (4 key tiles of 80, 12 q tiles) splits in ceil(4 / ceil(48 x 2.2 / 132)).
+  CHECK(fa3_prefill_static_splits(g, prompts(g, {256})) == kVllmFa3GraphSplits);
+  CHECK(fa3_prefill_split_rows(g, prompts(g, {256})) == Approx(256));
+  // A long prompt beside short ones: only the long one splits, its rows alone go through the partials.
+  const PrefillWork mixed = prompts(g, {1024, 16, 16, 16});
+  CHECK(fa3_prefill_split_rows(g, mixed) == Approx(1024));
+  // The split is a feature (the combine's launch) and its traffic is priced at the split rows only.
+  double f[kMaxWorkFeatures] = {};
+  mixed.features(g, f);
+  CHECK(f[5] == 1.0);
+  prompts(g, {1024, 1024}).features(g, f);
+  CHECK(f[5] == 0.0);
+  AttentionGeometry priced = g;
+  priced.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
+  CHECK(fa3_prefill_split_output_us(priced, mixed) == Approx(priced.split_out_us_per_element * 1024 * 12 * 256));
+  CHECK(fa3_prefill_split_output_us(g, mixed) == 0);  // no per-element cost: not priced
+  // A uniform batch prices the same through uniform_prefill_work as through its chunks.
+  uniform_prefill_features(g, 2, 512, f);
+  CHECK(f[5] == 1.0);
+  CHECK(fa3_prefill_split_rows(g, uniform_prefill_work(g, 2, 512)) == Approx(1024));
+  // Other kernels do not split prefill calls: FlashAttention-2, TensorRT-LLM, MLA.
+  AttentionGeometry fa2 = geo(12, 2);
+  set_split_rule(fa2, "vllm_flash_attn");
+  CHECK(fa3_prefill_static_splits(fa2, prompts(fa2, {1024})) == 1);
+  AttentionGeometry mla = geo(12, 2);
+  set_split_rule(mla, "vllm_flash_attn_fa3", /*mla=*/true);
+  CHECK(fa3_prefill_static_splits(mla, prompts(mla, {1024})) == 1);
+}
+
+TEST_CASE("vLLM's FlashAttention-3 prefill table steps up where the scheduler splits a prompt's keys",
+          "[fidelity][attention]") {
+  // The evidence the split rule is read against: 12 query heads over 2 KV heads of 256 on the H100.
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "context_attention.json");
+  const OpGrid* grid = t.find({"bfloat16", "256", "12", "2"});
+  REQUIRE(grid);
+  auto at = [grid](double b, double s) {
+    const auto& B = grid->axes[0];
+    const auto& S = grid->axes[1];
+    const auto i = static_cast<std::size_t>(std::find(B.begin(), B.end(), b) - B.begin());
+    const auto j = static_cast<std::size_t>(std::find(S.begin(), S.end(), s) - S.begin());
+    REQUIRE(i < B.size());
+    REQUIRE(j < S.size());
+    return grid->values[i * S.size() + j];
+  };
+  // One prompt of 1024 tokens (split) takes longer than one of 1536 (not); two of 512 (split) longer than two of
+  // 1024 (not).
+  CHECK(at(1, 1024) > at(1, 1536));
+  CHECK(at(2, 512) > at(2, 1024));
+  // Held out, the predictor built on the grid without the 1024-token line reads the split prompt above its
+  // unsplit neighbours' interpolation.
+  AttentionGeometry g = table_grid_geometry(*grid, 132, false);
+  g.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
+  std::vector<bool> held(grid->axes[1].size(), false);
+  held[static_cast<std::size_t>(std::find(grid->axes[1].begin(), grid->axes[1].end(), 1024.0) -
+                                grid->axes[1].begin())] = true;
+  AttentionPredictor p;
+  REQUIRE(p.build_owned(drop_grid_lines(*grid, 1, held), false, g, true));
+  const double pred = p.prefill_us({PrefillChunk{1024, 1024}});
+  CHECK(std::abs(pred - at(1, 1024)) / at(1, 1024) < 0.30);
+  AttentionGeometry unsplit = g;
+  unsplit.split_out_us_per_element = 0;
+  unsplit.prepare_step = false;  // not an FA3 grid: no split
+  AttentionPredictor q;
+  REQUIRE(q.build_owned(drop_grid_lines(*grid, 1, held), false, unsplit, true));
+  CHECK(pred > q.prefill_us({PrefillChunk{1024, 1024}}));
+}
