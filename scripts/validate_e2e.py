@@ -333,7 +333,10 @@ def main():
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native", "servesim"))
     ap.add_argument("--data", default=DEFAULT_DATA)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--backend", default="all")
+    ap.add_argument("--backend", default="all",
+                    help="replay one backend's rows; without an exploring option (--model, --rows, --outputs, --set) "
+                         "its figures are recorded in validation.json and the summary blocks (the e2e section of "
+                         "docs/validation.md is written by a run of every backend only)")
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--limit", type=int, default=0)
@@ -611,8 +614,13 @@ def main():
     if args.backend == "all" and not args.limit:
         replace_section(DOC, "e2e", "\n".join(lines))
     else:
-        print("partial run (--backend %s%s): docs/validation.md not written" % (
-            args.backend, ", --limit %d" % args.limit if args.limit else ""), file=sys.stderr)
+        # Said plainly, since a look at one backend is easily mistaken for an exploring run (--model, --rows, --set,
+        # --outputs), which writes nothing.
+        print("partial run (--backend %s%s): the e2e section of docs/validation.md not written; %s" % (
+            args.backend, ", --limit %d" % args.limit if args.limit else "",
+            "nothing else written" if args.limit else
+            "the replayed backends' validation.json and the summary blocks of README.md and docs/validation.md "
+            "updated"), file=sys.stderr)
     for b in backends if not args.limit else ():
         for mode in ("agg", "disagg"):
             g = dict(groups).get("%s %s" % (b, mode))
