@@ -165,9 +165,13 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   const bool small_tile = one && g.one_wg_block_m > 0;
   f[0] = 1.0;
   f[1] = small_tile ? std::max(tiles_one_wg / s, longest_one_wg) : std::max(tiles / s, longest);
-  f[2] = (small_tile ? ctas_one_wg : ctas) / s;
+  // What a CTA costs whatever its keys: a launch's CTAs run in whole waves over the SMs, and the busiest SM pays it
+  // per wave; FlashAttention-3's persistent scheduler hands the tiles out as SMs free up, which spreads it evenly.
+  const double waves = (small_tile ? ctas_one_wg : ctas) / s;
+  f[2] = fa3_prefill_grid(g) ? waves : std::ceil(waves);
   f[3] = ctx_tokens * g.kv_heads / s;
-  f[4] = g.one_wg_rows > 0 && !one ? 1.0 : 0.0;
+  // A FlashAttention-3 call on two MMA warpgroups pays more per tile than one on one, on the busiest SM's tiles.
+  f[4] = g.one_wg_rows > 0 && !one ? std::ceil(waves) : 0.0;
   f[5] = fa3_prefill_split_rows(g, *this) > 0 ? 1.0 : 0.0;
 }
 

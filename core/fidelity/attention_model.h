@@ -7,9 +7,10 @@
 ///  - prefill (varlen, causal): one CTA per (request, q tile of BM rows, head); a CTA visits
 ///    ceil((prior + rows so far) / BN) key tiles (the last, partial q tile's weighted by its rows:
 ///    kKeyTileLoadShare). Time ~ t0 + a * max(total tiles / SMs, longest CTA)
-///    + b * CTAs / SMs + c * context tokens * kv_heads / SMs (K/V loads) + d where vLLM's FlashAttention-3 runs the
-///    call on two MMA warpgroups, not one (AttentionGeometry::one_wg_rows), + e where it splits a chunk's keys (its
-///    combine kernel; the split chunks' fp32 partials are priced apart, fa3_prefill_split_output_us).
+///    + b * waves (CTAs / SMs, rounded up but under FlashAttention-3's persistent scheduler) + c * context tokens *
+///    kv_heads / SMs (K/V loads) + d * the busiest SM's tiles where vLLM's FlashAttention-3 runs the call on two MMA
+///    warpgroups, not one (AttentionGeometry::one_wg_rows), + e where it splits a chunk's keys (its combine kernel;
+///    the split chunks' fp32 partials are priced apart, fa3_prefill_split_output_us).
 ///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
 ///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
 ///    start + longest chunk) + b * CTAs / SMs + c * combine work. start: with more CTAs than the GPU holds at
@@ -181,10 +182,14 @@ constexpr double kSplitOutputFloor = 0.3;
 constexpr int kFa2HbmCtaShareSteps = 25;
 constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 
-/// Prefill: 1, the key tiles (over the SMs, or the longest CTA's), CTAs over the SMs, keys loaded per KV head over
-/// the SMs, 1 when the call runs on two MMA warpgroups where one-warpgroup calls exist
-/// (AttentionGeometry::one_wg_rows), and 1 when FlashAttention-3 splits a chunk's keys (fa3_prefill_split_rows: the
-/// combine kernel's launch; the partials' traffic is priced apart, fa3_prefill_split_output_us).
+/// Prefill: 1, the key tiles (over the SMs, or the longest CTA's), the waves of CTAs (what a CTA costs whatever its
+/// keys: a launch's CTAs run in whole waves over the SMs, CTAs over the SMs rounded up; FlashAttention-3's persistent
+/// scheduler hands tiles out as SMs free up, CTAs over the SMs), keys loaded per KV head over the SMs, the busiest
+/// SM's tiles (CTAs over the SMs rounded up) when the call runs on two MMA warpgroups where one-warpgroup calls exist
+/// (AttentionGeometry::one_wg_rows: the step grows with the batch, FP8 KV, 3 query heads per KV head of 128 on the
+/// H100, 16 -> 32 tokens: 13.0 -> 17.2 us for one prompt, 51.1 -> 119.1 for 128), and 1 when FlashAttention-3 splits
+/// a chunk's keys (fa3_prefill_split_rows: the combine kernel's launch; the partials' traffic is priced apart,
+/// fa3_prefill_split_output_us).
 constexpr int kPrefillFeatures = 6;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
 /// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a

@@ -326,3 +326,31 @@ TEST_CASE("a decode shorter than the grid's first length reads at it, inside the
   // Mixed: a one-key request beside longer ones is read as two keys.
   CHECK(p.decode_us({1, 4096, 300}) == p.decode_us({2, 4096, 300}));
 }
+
+TEST_CASE("a prefill launch's CTAs count in whole waves over the SMs", "[fidelity][attention]") {
+  // f[2]: CTAs over the SMs, rounded up. 8 query heads, 128-row tiles, one CTA per (request, q tile, head).
+  // (FlashAttention-3's persistent scheduler spreads them: there the count stays CTAs / SMs.)
+  AttentionGeometry g = geo(8, 8);
+  double f[kMaxWorkFeatures] = {};
+  uniform_prefill_features(g, 16, 128, f);  // 128 CTAs: one wave of 132
+  CHECK(f[2] == 1);
+  uniform_prefill_features(g, 17, 128, f);  // 136: two
+  CHECK(f[2] == 2);
+  uniform_prefill_features(g, 33, 128, f);  // 264: two (2 x 132)
+  CHECK(f[2] == 2);
+  uniform_prefill_features(g, 34, 128, f);  // 272: three
+  CHECK(f[2] == 3);
+  // vLLM's FlashAttention-3 pays its two-warpgroup step per tile of the busiest SM (f[4]): 32 query heads over 8 KV
+  // heads, 4 query heads per KV head, 17-token prompts (68 packed rows: two warpgroups), one packed tile per
+  // (request, KV head).
+  AttentionGeometry fa3 = geo(32, 8);
+  set_split_rule(fa3, "vllm_flash_attn_fa3");
+  set_prefill_tile(fa3, "vllm_flash_attn_fa3", "bfloat16", 128);
+  uniform_prefill_features(fa3, 16, 17, f);  // 128 tiles
+  CHECK(f[4] == 1);
+  uniform_prefill_features(fa3, 40, 17, f);  // 320 tiles: three on the busiest SM
+  CHECK(f[2] == Approx(320.0 / 132));
+  CHECK(f[4] == 3);
+  uniform_prefill_features(fa3, 40, 16, f);  // 64 rows: one warpgroup, no step
+  CHECK(f[4] == 0);
+}
