@@ -35,12 +35,8 @@ bool AttentionPredictor::build(const OpGrid& grid, bool decode, const AttentionG
         if (std::isnan(v)) continue;
         const auto b = static_cast<std::int64_t>(B[i]);
         const auto len = static_cast<std::int64_t>(S[j]);
-        double out = 0;
-        if (decode) {
-          out = fa3_split_output_us(geo, b, len);
-        } else {
-          out = fa3_prefill_split_output_us(geo, uniform_prefill_work(geo, b, len));
-        }
+        const double out = decode ? fa3_split_output_us(geo, b, len)
+                                  : fa3_prefill_split_output_us(geo, uniform_prefill_work(geo, b, len));
         if (out <= 0) continue;
         v = std::max(v - out, kSplitOutputFloor * v);
         if (i * S.size() + j < less->log_values.size()) less->log_values[i * S.size() + j] = det_log(v);
