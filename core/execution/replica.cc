@@ -42,28 +42,23 @@ Replica::Replica(int index, int role_index, const EngineOptions& engine, std::in
   stage_free_.assign(static_cast<std::size_t>(stages_), 0);
   host_overlap_ = engine.host.overlaps_pipeline && stages_ > 1;
   async_admission_ = async_scheduling_on(engine, stages_);
-  frontend_request_ = span_ns(engine.frontend.request_us * 1e3);
-  frontend_token_ = span_ns(engine.frontend.token_us * 1e3);
+  frontend_request_.span = span_ns(engine.frontend.request_us * 1e3);
+  frontend_token_.span = span_ns(engine.frontend.token_us * 1e3);
 }
 
 void Replica::enqueue(Simulator& sim, Request* r) {
   r->replica = index_;
   outstanding_ += static_cast<std::int64_t>(r->prompt_tokens) + r->output_tokens;
-  if (frontend_request_ > 0) {
+  if (frontend_request_.span > 0) {
     // The front-end handles requests one at a time; the engine sees this one when its turn ends.
-    request_free_ = add_spans(std::max(request_free_, sim.now()), frontend_request_);
     frontend_pending_.push_back(r);
-    sim.schedule(request_free_, this, kFrontendReady);
+    sim.schedule(frontend_request_.take(sim.now()), this, kFrontendReady);
     return;
   }
   admit(sim, r);
 }
 
-SimTime Replica::deliver(SimTime now) {
-  if (frontend_token_ <= 0) return now;
-  token_free_ = add_spans(std::max(token_free_, now), frontend_token_);
-  return token_free_;
-}
+SimTime Replica::deliver(SimTime now) { return frontend_token_.span > 0 ? frontend_token_.take(now) : now; }
 
 void Replica::enqueue_prefilled(Simulator& sim, Request* r) {
   r->replica = index_;

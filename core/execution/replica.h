@@ -5,6 +5,7 @@
 /// With pp pipeline stages up to pp batches are in flight (vLLM V1's batch queue): stage s of a batch starts at
 /// max(stage s free, its stage s-1 end + one p2p hop), each stage end is an event that schedules the next
 /// stage, a new batch forms whenever stage 0 is free, and progress commits when a batch leaves the last stage.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -128,9 +129,14 @@ class Replica : public EventHandler {
   /// then; counted as outstanding, not yet as waiting).
   bool async_admission_ = false;
   std::vector<Request*> held_;
-  /// engine.frontend: each direction a serial resource; requests wait in order for the engine to see them.
-  SimTime frontend_request_ = 0, frontend_token_ = 0;
-  SimTime request_free_ = 0, token_free_ = 0;
+  /// One serial resource: each use waits for the one before it, then holds it for `span`.
+  struct SerialStage {
+    SimTime span = 0, free = 0;
+    /// When a use starting no earlier than `now` ends.
+    SimTime take(SimTime now) { return free = add_spans(std::max(free, now), span); }
+  };
+  /// engine.frontend, one stage per direction; requests wait in order for the engine to see them.
+  SerialStage frontend_request_, frontend_token_;
   std::deque<Request*> frontend_pending_;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;

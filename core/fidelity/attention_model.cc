@@ -237,14 +237,19 @@ int SplitCache::splits(std::int64_t mblocks, std::int64_t n_blocks, int slots, b
 namespace {
 
 // FlashAttention-3 caps a varlen request's splits by the static count: the caller's (vLLM under full CUDA graphs,
-// AttentionGeometry::fa3_num_splits) or its heuristic for one request of the longest length (get_num_splits with
-// batch 1 over the KV heads; no split at <= 4 key tiles); it splits nothing beyond 992 requests
-// (prepare_varlen_num_blocks runs one 1024-thread block).
-int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
+// AttentionGeometry::fa3_num_splits, for a call of at most fa3_num_splits_max_tokens query tokens) or its heuristic
+// for one request of the longest length (get_num_splits with batch 1: `mblocks`, the KV heads x that request's q
+// tiles, over the SMs; no split at <= 4 key tiles); it splits nothing beyond 992 requests (prepare_varlen_num_blocks
+// runs one 1024-thread block). A decode call's tokens are its requests and its q tiles one per KV head.
+int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, double tokens, std::int64_t mblocks,
+                      std::int64_t nb_max, SplitCache* cache) {
   if (requests > kFa3PrepareMaxRequests) return 1;
-  if (g.fa3_num_splits > 0 && requests <= g.fa3_num_splits_max_tokens) return g.fa3_num_splits;
+  if (g.fa3_num_splits > 0 && tokens <= static_cast<double>(g.fa3_num_splits_max_tokens)) return g.fa3_num_splits;
   if (nb_max <= 4) return 1;
-  return cache ? cache->splits(g.kv_heads, nb_max, g.sms) : flash_num_splits(g.kv_heads, nb_max, g.sms);
+  return cache ? cache->splits(mblocks, nb_max, g.sms) : flash_num_splits(mblocks, nb_max, g.sms);
+}
+int fa3_static_splits(const AttentionGeometry& g, std::int64_t requests, std::int64_t nb_max, SplitCache* cache) {
+  return fa3_static_splits(g, requests, static_cast<double>(requests), g.kv_heads, nb_max, cache);
 }
 
 // TensorRT-LLM's XQA multi-block count (computeMultiBlockCount): one block per 128 tokens of the longest history,
@@ -465,23 +470,18 @@ double fa3_split_output_us(const AttentionGeometry& g, std::int64_t requests, st
 }
 
 int fa3_prefill_static_splits(const AttentionGeometry& g, const PrefillWork& w) {
-  if (!fa3_prefill_grid(g) || w.requests < 1 || w.requests > kFa3PrepareMaxRequests) return 1;
-  if (g.fa3_num_splits > 0 && w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens)) return g.fa3_num_splits;
-  const std::int64_t nb = ceil_div(w.max_ctx, g.block_n);
-  if (nb <= 4) return 1;
-  return flash_num_splits(g.kv_heads * ceil_div(w.max_q * packed_group(g), g.block_m), nb, g.sms);
+  if (!fa3_prefill_grid(g) || w.requests < 1) return 1;
+  return fa3_static_splits(g, w.requests, w.q_tokens, g.kv_heads * ceil_div(w.max_q * packed_group(g), g.block_m),
+                           ceil_div(w.max_ctx, g.block_n), nullptr);
 }
 
 double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) {
   const int cap = fa3_prefill_static_splits(g, w);
   if (cap <= 1) return 0;
-  // In single precision, as the kernel computes it (fa3_tiles_per_split).
-  const float v =
-      std::ceil(static_cast<float>(w.fa3_blocks) * 1.1f * static_cast<float>(g.kv_heads) / static_cast<float>(g.sms));
-  const std::int64_t per = std::max<std::int64_t>(1, static_cast<std::int64_t>(v));
+  const std::int64_t per = fa3_tiles_per_split(g, w.fa3_blocks);
   double rows = 0;
   for (const PrefillWork::Fa3Chunk& c : w.fa3_chunks)
-    if (std::min<std::int64_t>(ceil_div(c.n_blocks, per), cap) > 1) rows += static_cast<double>(c.q) * c.count;
+    if (fa3_splits_for(c.n_blocks, per, cap) > 1) rows += static_cast<double>(c.q) * c.count;
   return rows;
 }
 
