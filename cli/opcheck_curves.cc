@@ -14,10 +14,11 @@
 namespace servesim::opcheck {
 
 /// Message-size curves as CollectiveModel reads them: every other interior size held out, the kept cells made
-/// non-decreasing (`monotone`, CollectiveModel::monotone_curve), read linearly where time rises. `split_at_buffer`
-/// (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce): the sizes below the 8 MiB buffer and
-/// those from it on read apart (CollectiveModel::split_curve, lookup_extended). `choice_split`: the kept cells
-/// read as measured and as fitted, on this split and on the complementary one (even interior sizes held out).
+/// non-decreasing (`monotone`, CollectiveModel::monotone_curve), read by CollectiveModel::lookup.
+/// `split_at_buffer` (vLLM's all-reduce table on a GPU without its symmetric-memory all-reduce): the sizes below
+/// the 8 MiB buffer and those from it on read apart (CollectiveModel::split_curve, lookup_extended).
+/// `choice_split`: the kept cells read as measured and as fitted, on this split and on the complementary one (even
+/// interior sizes held out).
 OJson check_curves(const OpTable& t, const char* family, bool split_at_buffer, bool monotone) {
   auto held_out = [&](bool odd, bool fit, bool log = false) {
     ApeStats e;
@@ -39,7 +40,7 @@ OJson check_curves(const OpTable& t, const char* family, bool split_at_buffer, b
         const double x = g.axes[0][i];
         const double pred =
             split ? CollectiveModel::lookup_extended(x * 2 < kVllmCustomAllReduceBytes ? below : from, x).us
-                  : all.eval_affine(x);
+                  : CollectiveModel::lookup(all, x).us;
         e.add(pred, g.values[i]);
         if (log) cell_log().add(family, g.key, "size", {{"size", x}}, g.values[i], pred);
       }

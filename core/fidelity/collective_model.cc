@@ -51,7 +51,28 @@ CollectiveTime CollectiveModel::lookup(const LogCurve& c, double size) {
   bool clamped = false;
   t.us = c.eval_affine(size, &clamped);
   t.extrapolated = clamped;
+  if (!clamped) t.us = between_sizes(c, size, t.us);
   return t;
+}
+
+double CollectiveModel::between_sizes(const LogCurve& c, double size, double chord) {
+  const std::vector<double>& xs = c.xs();
+  const std::vector<double>& ys = c.ys();
+  const std::size_t hi = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), size) - xs.begin());
+  if (hi == 0 || hi >= xs.size()) return chord;
+  const std::size_t lo = hi - 1;
+  if (size == xs[lo] || !(ys[hi] > ys[lo])) return chord;
+  // Both neighbouring segments' lines at `size` (one alone does not show which way the curve bends).
+  if (lo == 0 || hi + 1 == xs.size()) return chord;
+  auto line = [&](std::size_t a, std::size_t b) { return ys[a] + (ys[b] - ys[a]) * (size - xs[a]) / (xs[b] - xs[a]); };
+  const double left = line(lo - 1, lo), right = line(hi, hi + 1);
+  // Concave (a faster law takes over between the sizes): each line and the larger size's time bound it above.
+  const double above = std::min({left, right, ys[hi]});
+  if (above > chord) return 0.5 * (chord + above);
+  // Convex (a latency floor giving way to a bandwidth slope): each line and the smaller size's time bound it below.
+  const double below = std::max(left, right);
+  if (below < chord) return 0.5 * (chord + std::max(below, ys[lo]));
+  return chord;  // the lines disagree on the side
 }
 
 bool CollectiveModel::split_curve(const std::vector<double>& elements, const std::vector<double>& us,

@@ -7,9 +7,10 @@
 /// from 128 to 512M elements. Sizes are
 /// in 16-bit elements as measured. Outside the measured sizes: below the smallest, the smallest message's time
 /// (latency-bound); above the largest, scaled linearly in size from it (bandwidth-bound); both flagged. Between
-/// measured sizes the time is linear in size where it rises (the alpha-beta law of one protocol, exact for
-/// t0 + bytes / bw) and log-log where it falls (LogCurve::eval_affine); held-out sizes on the complementary
-/// split (even indices) chose this over log-log for every table (docs/validation.md).
+/// measured sizes where the time rises, halfway between the chord (linear in size: the alpha-beta law of one
+/// protocol, exact for t0 + bytes / bw) and the bound the neighbouring segments' lines set on the side the curve
+/// bends (between_sizes: where a faster law takes over or a latency floor gives way, the chord misses); log-log
+/// where it falls (LogCurve::eval_affine). Evidence on both held-out splits in docs/validation.md.
 #include <map>
 #include <string>
 #include <utility>
@@ -56,6 +57,15 @@ class CollectiveModel {
   /// One measured message-size curve read at `size` (its own unit: elements here, bytes for point-to-point): the
   /// rule of this header, linear/log-log between sizes, the smallest size's time below, linear in size above.
   static CollectiveTime lookup(const LogCurve& c, double size);
+  /// The time at `size` strictly between two measured sizes given the chord's (`chord`, linear in size). Engines
+  /// run the fastest of several alpha-beta laws (NCCL's protocols and channel counts, one- and two-shot
+  /// all-reduce), a lower envelope of lines: where the law switches between two measured sizes the curve is concave,
+  /// the chord a lower bound and each neighbouring segment's line, like the larger size's time, an upper bound.
+  /// Where a latency floor gives way to a bandwidth slope it is convex: the chord an upper bound, the lines and the
+  /// smaller size's time lower bounds. Where time rises, the midpoint of the chord and the tightest bound on the side
+  /// both lines fall (halving the worst case of either); the chord where they fall on different sides or either
+  /// neighbouring segment is missing (one line alone does not show which way the curve bends).
+  static double between_sizes(const LogCurve& c, double size, double chord);
   /// lookup() within the curve's sizes; beyond either end along the end segment (flagged extrapolated): the custom
   /// kernel's cells below its buffer and NCCL's from it on, read apart (split_at_buffer).
   static CollectiveTime lookup_extended(const LogCurve& c, double size);

@@ -203,3 +203,43 @@ TEST_CASE("a collective's curve is read non-decreasing in size: a lone slow cell
   REQUIRE(g->values[1] > 2 * g->values[2]);
   CHECK(c.nccl("alltoall", 512, 4).us == g->values[2]);
 }
+
+TEST_CASE("a rising collective is read between sizes halfway from the chord to the bound on the side it bends",
+          "[fidelity][collective]") {
+  // The fastest of two alpha-beta laws, 10 + x / 100 (one-shot) and 40 + x / 400 (two-shot), measured at
+  // 1000, 2000, 8000, 16000: the switch (at 4000) lies between 2000 and 8000.
+  auto envelope = [](double x) { return std::min(10 + x / 100, 40 + x / 400); };
+  const std::vector<double> xs{1000, 2000, 8000, 16000};
+  std::vector<double> ys;
+  for (double x : xs) ys.push_back(envelope(x));
+  const LogCurve c(xs, ys);
+  // At 4000 the chord (30 + 30 x 2000 / 6000 = 40) undershoots the envelope's 50; the left segment's line gives 50,
+  // the right one's 50, so the bound is 50 and the reading 45: halfway.
+  const double chord = c.eval_affine(4000);
+  CHECK(chord == Approx(40));
+  CHECK(CollectiveModel::between_sizes(c, 4000, chord) == Approx(45));
+  CHECK(CollectiveModel::lookup(c, 4000).us == Approx(45));
+  // Still exact at the measured sizes.
+  CHECK(CollectiveModel::lookup(c, 2000).us == Approx(30));
+  // Convex (a latency floor giving way to a bandwidth slope): at 3000 the chord reads 16, the neighbours' lines 14
+  // and 15, both below it; the tighter lower bound is 15, so 15.5.
+  const LogCurve convex({1000, 2000, 4000, 8000}, {10, 12, 20, 40});
+  CHECK(convex.eval_affine(3000) == Approx(16));
+  CHECK(CollectiveModel::lookup(convex, 3000).us == Approx(15.5));
+  // Lines on different sides of the chord (30 above, 16.25 below its 20.5): the chord.
+  const LogCurve mixed({1000, 2000, 4000, 8000}, {10, 20, 21, 40});
+  CHECK(CollectiveModel::lookup(mixed, 3000).us == Approx(20.5));
+  // A falling pair reads log-log as before; a curve of two sizes has no neighbouring segment: the chord.
+  const LogCurve falling({1000, 2000, 4000, 8000}, {10, 20, 15, 30});
+  CHECK(CollectiveModel::lookup(falling, 3000).us == Approx(falling.eval_affine(3000)));
+  const LogCurve two({1000, 4000}, {10, 40});
+  CHECK(CollectiveModel::lookup(two, 2000).us == Approx(20));
+  // Never above the larger size's time (the curve does not fall as the message grows), which binds on a curve read
+  // as measured whose next segment falls: at 3000 the left line reaches 30, the right one 21.5, the larger size
+  // takes 21, so the bound is 21 and the reading 20.75.
+  const LogCurve dipping({1000, 2000, 4000, 8000}, {10, 20, 21, 19});
+  CHECK(CollectiveModel::lookup(dipping, 3000).us == Approx(20.75));
+  // In an end segment only one line: the chord (2000 -> 4000 of the same curve read from its last three sizes).
+  const LogCurve last({2000, 4000, 8000}, {20, 21, 22});
+  CHECK(CollectiveModel::lookup(last, 6000).us == Approx(21.5));
+}
