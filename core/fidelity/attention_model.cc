@@ -487,7 +487,15 @@ double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) 
 
 double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w) {
   if (!fa3_split_output_priced(g)) return 0;
-  return g.split_out_us_per_element * fa3_prefill_split_rows(g, w) * g.heads * g.head_dim;
+  return g.split_out_us_per_element * fa3_prefill_split_rows(g, w) * g.heads * g.head_dim +
+         fa3_prefill_combine_rows_us(g, w);
+}
+
+double fa3_prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w) {
+  // Only on the heuristic's split count: a call within vLLM's largest CUDA-graph capture takes its fixed count, and
+  // its combine is left to the fitted split indicator (docs/validation.md).
+  if (!(g.combine_us_per_row_head > 0) || w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens)) return 0;
+  return fa3_prefill_static_splits(g, w) > 1 ? g.combine_us_per_row_head * w.q_tokens * g.heads : 0.0;
 }
 
 void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {

@@ -101,6 +101,10 @@ struct AttentionGeometry {
   /// cost per (request x query head x head_dim) element; 0: not priced (fa3_split_output_us). From the GPU's HBM
   /// bandwidth (fa3_split_out_us_per_element).
   double split_out_us_per_element = 0;
+  /// FlashAttention-3 prefill calls whose static split count exceeds 1 launch its combine kernel over every query row
+  /// and head of the call, split or not: the cost per (query token x query head); 0: not priced
+  /// (fa3_prefill_split_output_us). fa3_combine_us_per_row_head of the GPU's SMs.
+  double combine_us_per_row_head = 0;
   /// FlashAttention-3's prefill packs a KV head's query heads into the tile's rows (PackGQA: always with a paged KV
   /// cache whose pages are not whole key tiles, as vLLM's 16-token blocks): one CTA per 128 (token, head) rows of a
   /// KV head, so a prompt of s tokens with group g takes ceil(s g / 128) tiles per KV head, not ceil(s / 128) per
@@ -177,6 +181,13 @@ constexpr int kFa3OneWarpgroupRows = 64;
 /// back: 8 bytes more per element than the unsplit kernel's direct write (fa3_split_output_us). kSplitOutputFloor:
 /// the least share of a measured cell left when that traffic is taken out of it.
 constexpr double kFa3SplitOutBytes = 8;
+/// One SM's share of FlashAttention-3's combine kernel per (query row x query head) of a prefill call that takes
+/// its split path, us: 0.15 ns over an H100's 132 SMs. Read off vLLM's H100 and H200 prefill tables: a call of
+/// 1024-token prompts with 16 query heads of 64 (or 12 of 128) is the one length of its grid with a static split
+/// count above 1, and takes 100-110 ps per (token x head) more than its neighbours' lengths say whatever the batch
+/// and the head size; the value is the one of 50-200 ps the complementary held-out split (every third interior
+/// length from the second) favoured (docs/validation.md).
+constexpr double kFa3CombineSmUsPerRowHead = 150e-6 * 132;
 constexpr double kSplitOutputFloor = 0.3;
 /// Candidate shares of the SMs for AttentionGeometry::hbm_ctas (0.3 to 1.5 in steps of 0.05; fit_fa2_hbm_ctas).
 constexpr int kFa2HbmCtaShareSteps = 25;
@@ -369,8 +380,15 @@ double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w);
 /// The split chunks' output traffic: their rows of every query head through fp32 partials and the combine
 /// (split_out_us_per_element per element, as fa3_split_output_us prices a decode's).
 double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w);
+/// The combine kernel's pass over every query row and head of a call whose static split count exceeds 1, split or
+/// not (combine_us_per_row_head each), for calls beyond fa3_num_splits_max_tokens; fa3_prefill_split_output_us adds
+/// it. 0 otherwise.
+double fa3_prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w);
 /// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
 /// roofline's achieved share, RooflineConstants::memory_efficiency).
+/// FlashAttention-3's combine kernel per (query row x query head) on a GPU of `sms` SMs: kFa3CombineSmUsPerRowHead
+/// over the SMs (0 without SMs).
+inline double fa3_combine_us_per_row_head(int sms) { return sms > 0 ? kFa3CombineSmUsPerRowHead / sms : 0.0; }
 inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_efficiency) {
   return hbm_tb_s > 0 && memory_efficiency > 0 ? kFa3SplitOutBytes / (memory_efficiency * hbm_tb_s * 1e6) : 0;
 }

@@ -2,6 +2,7 @@
 #include "core/fidelity/attention_predictor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -118,4 +119,58 @@ TEST_CASE("vLLM's FlashAttention-3 prefill table steps up where the scheduler sp
   AttentionPredictor q;
   REQUIRE(q.build_owned(drop_grid_lines(*grid, 1, held), false, unsplit, true));
   CHECK(pred > q.prefill_us({PrefillChunk{1024, 1024}}));
+}
+
+TEST_CASE("a FlashAttention-3 prefill call with a static split count pays the combine over every row and head",
+          "[fidelity][attention]") {
+  // vLLM's H100 geometry for 16 query heads over 2 KV heads of 64 (192 x 128 tiles, packed 8 heads per KV head).
+  AttentionGeometry g = geo(16, 2);
+  g.head_dim = 64;
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 64);
+  g.fa3_num_splits_max_tokens = kVllmDefaultMaxCapture;
+  g.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
+  g.combine_us_per_row_head = fa3_combine_us_per_row_head(g.sms);
+  REQUIRE(g.block_m == 192);
+  CHECK(g.combine_us_per_row_head == Approx(150e-6));
+  // 64 prompts of 1024 tokens: 2 KV heads x ceil(8192 / 192) = 86 q tiles for one prompt, under 80% of 132 SMs,
+  // over 8 key tiles: a static count of 3; the batch's key tiles leave every prompt whole (no split rows), yet the
+  // combine passes over all 65,536 rows of 16 heads: 157.3 us.
+  const PrefillWork w = prompts(g, std::vector<std::int64_t>(64, 1024));
+  CHECK(fa3_prefill_static_splits(g, w) == 3);
+  CHECK(fa3_prefill_split_rows(g, w) == 0);
+  CHECK(fa3_prefill_combine_rows_us(g, w) == Approx(150e-6 * 65536 * 16));
+  CHECK(fa3_prefill_split_output_us(g, w) == Approx(150e-6 * 65536 * 16));
+  // 1536-token prompts: 128 q tiles fill 80% of the SMs, static count 1, no combine.
+  CHECK(fa3_prefill_combine_rows_us(g, prompts(g, std::vector<std::int64_t>(64, 1536))) == 0);
+  // Within vLLM's largest capture (512 tokens) the call takes vLLM's 32 and the term is not priced.
+  CHECK(fa3_prefill_combine_rows_us(g, prompts(g, {256, 256})) == 0);
+  // Not priced where the GPU's constant is not set.
+  AttentionGeometry off = g;
+  off.combine_us_per_row_head = 0;
+  CHECK(fa3_prefill_combine_rows_us(off, w) == 0);
+}
+
+TEST_CASE("vLLM's FA3 prefill table is slower at the one length whose static split count exceeds 1",
+          "[fidelity][attention]") {
+  // 16 query heads over 2 KV heads of 64 on the H100, 64 prompts: 1024 tokens take longer than 512 and 1536 say,
+  // against 24 heads (no split at any length).
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "context_attention.json");
+  auto at = [&t](const char* heads, double s) {
+    const OpGrid* grid = t.find({"bfloat16", "64", heads, "2"});
+    REQUIRE(grid);
+    const auto& B = grid->axes[0];
+    const auto& S = grid->axes[1];
+    const auto i = static_cast<std::size_t>(std::find(B.begin(), B.end(), 64.0) - B.begin());
+    const auto j = static_cast<std::size_t>(std::find(S.begin(), S.end(), s) - S.begin());
+    REQUIRE(i < B.size());
+    REQUIRE(j < S.size());
+    return grid->values[i * S.size() + j];
+  };
+  // The geometric midpoint of the neighbouring lengths' times over the 1024-token one: 16 heads 0.72, 24 heads 0.85
+  // (both below 1: time grows faster than the length).
+  const double split = std::sqrt(at("16", 512) * at("16", 1536)) / at("16", 1024);
+  const double smooth = std::sqrt(at("24", 512) * at("24", 1536)) / at("24", 1024);
+  CHECK(split < 0.75);
+  CHECK(smooth > 0.8);
 }
