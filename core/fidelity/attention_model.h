@@ -200,8 +200,10 @@ constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 /// (AttentionGeometry::one_wg_rows: the step grows with the batch, FP8 KV, 3 query heads per KV head of 128 on the
 /// H100, 16 -> 32 tokens: 13.0 -> 17.2 us for one prompt, 51.1 -> 119.1 for 128), and 1 when FlashAttention-3 splits
 /// a chunk's keys (fa3_prefill_split_rows: the combine kernel's launch; the partials' traffic is priced apart,
-/// fa3_prefill_split_output_us).
-constexpr int kPrefillFeatures = 6;
+/// fa3_prefill_split_output_us), and 1 on a FlashAttention-3 call whose longest prompt exceeds one token (calls of
+/// one-token prompts run without the causal mask: vLLM's tables sit 1.8-3.6 us lower at one token than at 16 for
+/// one prompt, for every head size).
+constexpr int kPrefillFeatures = 7;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
 /// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a
 /// longest request past one key block of its decode tile (with a window, the window's keys spanning two;

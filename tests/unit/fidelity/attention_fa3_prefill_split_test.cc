@@ -174,3 +174,40 @@ TEST_CASE("vLLM's FA3 prefill table is slower at the one length whose static spl
   CHECK(split < 0.75);
   CHECK(smooth > 0.8);
 }
+
+TEST_CASE("a FlashAttention-3 call with a prompt longer than one token pays the causal path's step",
+          "[fidelity][attention]") {
+  AttentionGeometry g = geo(8, 2);
+  g.head_dim = 64;
+  set_split_rule(g, "vllm_flash_attn_fa3");
+  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 64);
+  double one[kMaxWorkFeatures] = {}, sixteen[kMaxWorkFeatures] = {};
+  uniform_prefill_features(g, 4, 1, one);
+  uniform_prefill_features(g, 4, 16, sixteen);
+  CHECK(one[6] == 0);
+  CHECK(sixteen[6] == 1);
+  // One two-token prompt among one-token ones: the call's longest query decides.
+  PrefillWork w = prompts(g, {1, 1, 2});
+  double mixed[kMaxWorkFeatures] = {};
+  w.features(g, mixed);
+  CHECK(mixed[6] == 1);
+  // Not a FlashAttention-3 grid: no such step.
+  AttentionGeometry trt = geo(8, 2);
+  trt.head_dim = 64;
+  set_split_rule(trt, "trtllm_fmha");
+  double other[kMaxWorkFeatures] = {};
+  uniform_prefill_features(trt, 4, 16, other);
+  CHECK(other[6] == 0);
+  // The evidence: one prompt of 16 tokens takes 1.8-3.2 us longer than one of 1 on vLLM's H100 tables (8 query heads
+  // over 2 KV heads of 64: 10.3 -> 12.4 us), where 16 -> 32 tokens add 0.4.
+  const OpTable t = test::bundled_table("H100-SXM/vllm", "context_attention.json");
+  const OpGrid* grid = t.find({"bfloat16", "64", "8", "2"});
+  REQUIRE(grid);
+  const auto& S = grid->axes[1];
+  REQUIRE(S.size() > 2);
+  REQUIRE(S[0] == 1);
+  REQUIRE(S[1] == 16);
+  REQUIRE(S[2] == 32);
+  CHECK(grid->values[1] - grid->values[0] > 1.5);
+  CHECK(grid->values[2] - grid->values[1] < 1.0);
+}
