@@ -173,7 +173,7 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   // A FlashAttention-3 call on two MMA warpgroups pays more per tile than one on one, on the busiest SM's tiles.
   f[4] = g.one_wg_rows > 0 && !one ? std::ceil(waves) : 0.0;
   f[5] = fa3_prefill_split_rows(g, *this) > 0 ? 1.0 : 0.0;
-  // FlashAttention-3 runs a call of one-token prompts on another path (without the causal mask but for head size
+  // FlashAttention-3 runs a call of one-token prompts on another path (it drops the causal mask, but for head size
   // 128 over a paged cache): a call with a longer prompt pays a step over it.
   f[6] = fa3_prefill_grid(g) && max_q > 1 ? 1.0 : 0.0;
 }

@@ -184,7 +184,7 @@ constexpr double kFa3SplitOutBytes = 8;
 /// One SM's share of FlashAttention-3's combine kernel per (query row x query head) of a prefill call that takes
 /// its split path, us: 0.15 ns over an H100's 132 SMs. Read off vLLM's H100 and H200 prefill tables: a call of
 /// 1024-token prompts with 16 query heads of 64 (or 12 of 128) is the one length of its grid with a static split
-/// count above 1, and takes 100-110 ps per (token x head) more than its neighbours' lengths say whatever the batch
+/// count above 1, and takes 96-113 ps per (token x head) more than its neighbours' lengths say whatever the batch
 /// and the head size; the value is the one of 50-200 ps the complementary held-out split (every third interior
 /// length from the second) favoured (docs/validation.md).
 constexpr double kFa3CombineSmUsPerRowHead = 150e-6 * 132;
@@ -200,9 +200,9 @@ constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 /// (AttentionGeometry::one_wg_rows: the step grows with the batch, FP8 KV, 3 query heads per KV head of 128 on the
 /// H100, 16 -> 32 tokens: 13.0 -> 17.2 us for one prompt, 51.1 -> 119.1 for 128), and 1 when FlashAttention-3 splits
 /// a chunk's keys (fa3_prefill_split_rows: the combine kernel's launch; the partials' traffic is priced apart,
-/// fa3_prefill_split_output_us), and 1 on a FlashAttention-3 call whose longest prompt exceeds one token (calls of
-/// one-token prompts run without the causal mask: vLLM's tables sit 1.8-3.6 us lower at one token than at 16 for
-/// one prompt, for every head size).
+/// fa3_prefill_split_output_us), and 1 on a FlashAttention-3 call whose longest prompt exceeds one token (a call of
+/// one-token prompts takes another path, FA3 dropping the causal mask but for head size 128 over a paged cache:
+/// vLLM's tables sit 1.8-3.6 us lower at one token than at 16 for one prompt, at every head size).
 constexpr int kPrefillFeatures = 7;
 /// Decode: 1, requests, the longest CTA's key tiles (or the throughput bound), CTAs x KV heads / SMs, split combines,
 /// the FlashAttention-3 scheduler step (AttentionGeometry::prepare_step); for FlashAttention-3 (not MLA), in f[6], a

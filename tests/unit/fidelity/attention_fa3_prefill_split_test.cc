@@ -16,12 +16,12 @@ using namespace servesim::attention_test;
 
 namespace {
 
-/// vLLM's FlashAttention-3 prefill geometry of a table grid: 12 query heads over 2 KV heads of 256, bf16.
-AttentionGeometry fa3_prefill_geo() {
-  AttentionGeometry g = geo(12, 2);
-  g.head_dim = 256;
+/// vLLM's FlashAttention-3 prefill geometry of a table grid, bf16 (by default 12 query heads over 2 KV heads of 256).
+AttentionGeometry fa3_prefill_geo(int heads = 12, int kv_heads = 2, int head_dim = 256) {
+  AttentionGeometry g = geo(heads, kv_heads);
+  g.head_dim = head_dim;
   set_split_rule(g, "vllm_flash_attn_fa3");
-  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 256);
+  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", head_dim);
   return g;
 }
 
@@ -124,10 +124,7 @@ TEST_CASE("vLLM's FlashAttention-3 prefill table steps up where the scheduler sp
 TEST_CASE("a FlashAttention-3 prefill call with a static split count pays the combine over every row and head",
           "[fidelity][attention]") {
   // vLLM's H100 geometry for 16 query heads over 2 KV heads of 64 (192 x 128 tiles, packed 8 heads per KV head).
-  AttentionGeometry g = geo(16, 2);
-  g.head_dim = 64;
-  set_split_rule(g, "vllm_flash_attn_fa3");
-  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 64);
+  AttentionGeometry g = fa3_prefill_geo(16, 2, 64);
   g.fa3_num_splits_max_tokens = kVllmDefaultMaxCapture;
   g.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
   g.combine_us_per_row_head = fa3_combine_us_per_row_head(g.sms);
@@ -177,10 +174,7 @@ TEST_CASE("vLLM's FA3 prefill table is slower at the one length whose static spl
 
 TEST_CASE("a FlashAttention-3 call with a prompt longer than one token pays the causal path's step",
           "[fidelity][attention]") {
-  AttentionGeometry g = geo(8, 2);
-  g.head_dim = 64;
-  set_split_rule(g, "vllm_flash_attn_fa3");
-  set_prefill_tile(g, "vllm_flash_attn_fa3", "bfloat16", 64);
+  const AttentionGeometry g = fa3_prefill_geo(8, 2, 64);
   double one[kMaxWorkFeatures] = {}, sixteen[kMaxWorkFeatures] = {};
   uniform_prefill_features(g, 4, 1, one);
   uniform_prefill_features(g, 4, 16, sixteen);
