@@ -478,8 +478,10 @@ int fa3_prefill_static_splits(const AttentionGeometry& g, const PrefillWork& w) 
                            ceil_div(w.max_ctx, g.block_n), nullptr);
 }
 
-double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) {
-  const int cap = fa3_prefill_static_splits(g, w);
+namespace {
+
+// The split chunks' query rows under the static count `cap` (0 unless it exceeds 1).
+double prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w, int cap) {
   if (cap <= 1) return 0;
   const std::int64_t per = fa3_tiles_per_split(g, w.fa3_blocks);
   double rows = 0;
@@ -488,17 +490,30 @@ double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) 
   return rows;
 }
 
-double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w) {
-  if (!fa3_split_output_priced(g)) return 0;
-  return g.split_out_us_per_element * fa3_prefill_split_rows(g, w) * g.heads * g.head_dim +
-         fa3_prefill_combine_rows_us(g, w);
+// The combine's pass over every row and head under the static count `cap`. Only on the heuristic's count: a call
+// within vLLM's largest CUDA-graph capture takes its fixed count, and its combine is left to the fitted split
+// indicator (docs/validation.md).
+double prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w, int cap) {
+  if (cap <= 1 || !(g.combine_us_per_row_head > 0) || w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens))
+    return 0;
+  return g.combine_us_per_row_head * w.q_tokens * g.heads;
+}
+
+}  // namespace
+
+double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w) {
+  return prefill_split_rows(g, w, fa3_prefill_static_splits(g, w));
 }
 
 double fa3_prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w) {
-  // Only on the heuristic's split count: a call within vLLM's largest CUDA-graph capture takes its fixed count, and
-  // its combine is left to the fitted split indicator (docs/validation.md).
-  if (!(g.combine_us_per_row_head > 0) || w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens)) return 0;
-  return fa3_prefill_static_splits(g, w) > 1 ? g.combine_us_per_row_head * w.q_tokens * g.heads : 0.0;
+  return prefill_combine_rows_us(g, w, fa3_prefill_static_splits(g, w));
+}
+
+double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w) {
+  if (!fa3_split_output_priced(g)) return 0;
+  const int cap = fa3_prefill_static_splits(g, w);  // once for both terms
+  return g.split_out_us_per_element * prefill_split_rows(g, w, cap) * g.heads * g.head_dim +
+         prefill_combine_rows_us(g, w, cap);
 }
 
 void DecodeWork::mmha_features(const AttentionGeometry& g, bool whole, double* f) const {

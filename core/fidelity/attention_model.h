@@ -388,12 +388,12 @@ double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork
 double fa3_prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w);
 /// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
 /// roofline's achieved share, RooflineConstants::memory_efficiency).
-/// FlashAttention-3's combine kernel per (query row x query head) on a GPU of `sms` SMs: kFa3CombineSmUsPerRowHead
-/// over the SMs (0 without SMs).
-inline double fa3_combine_us_per_row_head(int sms) { return sms > 0 ? kFa3CombineSmUsPerRowHead / sms : 0.0; }
 inline double fa3_split_out_us_per_element(double hbm_tb_s, double memory_efficiency) {
   return hbm_tb_s > 0 && memory_efficiency > 0 ? kFa3SplitOutBytes / (memory_efficiency * hbm_tb_s * 1e6) : 0;
 }
+/// FlashAttention-3's combine kernel per (query row x query head) on a GPU of `sms` SMs: kFa3CombineSmUsPerRowHead
+/// over the SMs (0 without SMs).
+inline double fa3_combine_us_per_row_head(int sms) { return sms > 0 ? kFa3CombineSmUsPerRowHead / sms : 0.0; }
 
 /// FlashAttention's split-KV heuristic: splits for `mblocks` CTAs over `n_blocks` key tiles on `slots` CTA slots
 /// (FlashAttention-2 passes 2 x SMs, FlashAttention-3 the SMs). `fa2`: FlashAttention-2's num_splits_heuristic also
