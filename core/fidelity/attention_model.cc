@@ -170,8 +170,11 @@ void PrefillWork::features(const AttentionGeometry& g, double* f) const {
   const double waves = (small_tile ? ctas_one_wg : ctas) / s;
   f[2] = fa3_prefill_grid(g) ? waves : std::ceil(waves);
   f[3] = ctx_tokens * g.kv_heads / s;
-  // A FlashAttention-3 call on two MMA warpgroups pays more per tile than one on one, on the busiest SM's tiles.
-  f[4] = g.one_wg_rows > 0 && !one ? std::ceil(waves) : 0.0;
+  // A FlashAttention-3 call on two MMA warpgroups pays more per tile than one on one, on the busiest SM's rounds of
+  // CTAs, as does every call of a grid without the one-warpgroup kind (head size 192 or 256, or a window); a round
+  // costs at most a full tile's share, a short prompt's partial tile less (q_tile_weight).
+  const bool two_wg = !one && (g.one_wg_rows > 0 || fa3_prefill_grid(g));
+  f[4] = two_wg ? std::ceil(waves) * std::min(1.0, longest) : 0.0;
   f[5] = fa3_prefill_split_rows(g, *this) > 0 ? 1.0 : 0.0;
   // FlashAttention-3 runs a call of one-token prompts on another path (it drops the causal mask, but for head size
   // 128 over a paged cache): a call with a longer prompt pays a step over it.

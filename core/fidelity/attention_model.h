@@ -8,9 +8,9 @@
 ///    ceil((prior + rows so far) / BN) key tiles (the last, partial q tile's weighted by its rows:
 ///    kKeyTileLoadShare). Time ~ t0 + a * max(total tiles / SMs, longest CTA)
 ///    + b * waves (CTAs / SMs, rounded up but under FlashAttention-3's persistent scheduler) + c * context tokens *
-///    kv_heads / SMs (K/V loads) + d * the busiest SM's tiles where vLLM's FlashAttention-3 runs the call on two MMA
-///    warpgroups, not one (AttentionGeometry::one_wg_rows), + e where it splits a chunk's keys (its combine kernel;
-///    the split chunks' fp32 partials are priced apart, fa3_prefill_split_output_us).
+///    kv_heads / SMs (K/V loads) + d * the busiest SM's rounds of CTAs where vLLM's FlashAttention-3 runs the call on
+///    two MMA warpgroups, not one (AttentionGeometry::one_wg_rows), or has no one-warpgroup kind, + e where it splits a
+///    chunk's keys (its combine kernel; the split chunks' fp32 partials are priced apart, fa3_prefill_split_output_us).
 ///  - decode (split-KV): each request's KV is cut into chunks, one CTA per (request, kv head, chunk), by the
 ///    kernel's own rule (SplitKv below). Time ~ t0 + p * b + a * max(total key tiles * kv_heads / SMs,
 ///    start + longest chunk) + b * CTAs / SMs + c * combine work. start: with more CTAs than the GPU holds at
@@ -196,9 +196,13 @@ constexpr double kFa2HbmCtaShareFirst = 0.3, kFa2HbmCtaShareStep = 0.05;
 /// Prefill: 1, the key tiles (over the SMs, or the longest CTA's), the waves of CTAs (what a CTA costs whatever its
 /// keys: a launch's CTAs run in whole waves over the SMs, CTAs over the SMs rounded up; FlashAttention-3's persistent
 /// scheduler hands tiles out as SMs free up, CTAs over the SMs), keys loaded per KV head over the SMs, the busiest
-/// SM's tiles (CTAs over the SMs rounded up) when the call runs on two MMA warpgroups where one-warpgroup calls exist
-/// (AttentionGeometry::one_wg_rows: the step grows with the batch, FP8 KV, 3 query heads per KV head of 128 on the
-/// H100, 16 -> 32 tokens: 13.0 -> 17.2 us for one prompt, 51.1 -> 119.1 for 128), and 1 when FlashAttention-3 splits
+/// SM's rounds of CTAs (CTAs over the SMs rounded up) when the call runs on two MMA warpgroups where one-warpgroup
+/// calls exist (AttentionGeometry::one_wg_rows: the step grows with the batch, FP8 KV, 3 query heads per KV head of
+/// 128 on the H100, 16 -> 32 tokens: 13.0 -> 17.2 us for one prompt, 51.1 -> 119.1 for 128) and on every call of a
+/// FlashAttention-3 grid without them (head size 192 or 256, or a window), each round counted at most one full tile,
+/// a short prompt's partial tile by its q_tile_weight (vLLM's H200 table, 2 query heads over 1 KV head of 256, one
+/// CTA per prompt from 128 to 256 prompts: 16-token prompts, 32 of the tile's 128 rows, 18.8 -> 27.8 us; 64-token
+/// prompts, a full tile, 31.2 -> 60.7 us), and 1 when FlashAttention-3 splits
 /// a chunk's keys (fa3_prefill_split_rows: the combine kernel's launch; the partials' traffic is priced apart,
 /// fa3_prefill_split_output_us), and 1 on a FlashAttention-3 call whose longest prompt exceeds one token (a call of
 /// one-token prompts takes another path, FA3 dropping the causal mask but for head size 128 over a paged cache:

@@ -287,8 +287,9 @@ TEST_CASE("vLLM's FlashAttention-3 runs a prefill call of few rows per KV head o
   set_prefill_tile(other, "vllm_flash_attn", "bfloat16", 128);
   CHECK(other.one_wg_rows == 0);
 
-  // The step feature f[4] (the busiest SM's tiles; here one) starts once the longest chunk's rows pass 64: 4 query
-  // heads per KV head at 16 / 17 tokens, one at 64 / 65; a mixed call takes its longest chunk.
+  // The step feature f[4] (the busiest SM's rounds of CTAs, here one, each at most a full tile's share) starts once
+  // the longest chunk's rows pass 64: 4 query heads per KV head at 16 / 17 tokens, one at 64 / 65; a mixed call takes
+  // its longest chunk.
   for (const auto& [heads, last_one] : {std::pair<int, int>{32, 16}, {8, 64}}) {
     AttentionGeometry g = geo(heads, 8);
     set_split_rule(g, "vllm_flash_attn_fa3");
@@ -297,7 +298,8 @@ TEST_CASE("vLLM's FlashAttention-3 runs a prefill call of few rows per KV head o
     uniform_prefill_features(g, 4, last_one, f);
     CHECK(f[4] == 0);
     uniform_prefill_features(g, 4, last_one + 1, f);
-    CHECK(f[4] == 1);
+    const double rows = static_cast<double>((last_one + 1) * heads / 8);  // of the 128-row tile
+    CHECK(f[4] == Approx(kKeyTileLoadShare + (1 - kKeyTileLoadShare) * rows / 128));
     PrefillWork mixed;
     mixed.add(g, 1, 900);
     mixed.add(g, last_one + 1, last_one + 1);

@@ -340,17 +340,36 @@ TEST_CASE("a prefill launch's CTAs count in whole waves over the SMs", "[fidelit
   CHECK(f[2] == 2);
   uniform_prefill_features(g, 34, 128, f);  // 272: three
   CHECK(f[2] == 3);
-  // vLLM's FlashAttention-3 pays its two-warpgroup step per tile of the busiest SM (f[4]): 32 query heads over 8 KV
-  // heads, 4 query heads per KV head, 17-token prompts (68 packed rows: two warpgroups), one packed tile per
-  // (request, KV head).
+  // vLLM's FlashAttention-3 pays its two-warpgroup step per round of the busiest SM's CTAs (f[4]), a round at most
+  // a full tile's share: 32 query heads over 8 KV heads, 4 query heads per KV head, 17-token prompts (68 packed rows
+  // of the 128-row tile: two warpgroups), one packed tile per (request, KV head).
   AttentionGeometry fa3 = geo(32, 8);
   set_split_rule(fa3, "vllm_flash_attn_fa3");
   set_prefill_tile(fa3, "vllm_flash_attn_fa3", "bfloat16", 128);
+  const double share = kKeyTileLoadShare + (1 - kKeyTileLoadShare) * 68.0 / 128;
   uniform_prefill_features(fa3, 16, 17, f);  // 128 tiles
-  CHECK(f[4] == 1);
-  uniform_prefill_features(fa3, 40, 17, f);  // 320 tiles: three on the busiest SM
+  CHECK(f[4] == Approx(share));
+  uniform_prefill_features(fa3, 40, 17, f);  // 320 tiles: three rounds on the busiest SM
   CHECK(f[2] == Approx(320.0 / 132));
+  CHECK(f[4] == Approx(3 * share));
+  uniform_prefill_features(fa3, 40, 32, f);  // 128 rows, a full tile
   CHECK(f[4] == 3);
   uniform_prefill_features(fa3, 40, 16, f);  // 64 rows: one warpgroup, no step
+  CHECK(f[4] == 0);
+  // A grid without the one-warpgroup kind (head size 256) pays its rounds on every call: 2 query heads over 1 KV
+  // head, 128 x 80 tiles; 16-token prompts fill 32 rows of a tile, one CTA each.
+  AttentionGeometry wide = geo(2, 1);
+  set_split_rule(wide, "vllm_flash_attn_fa3");
+  set_prefill_tile(wide, "vllm_flash_attn_fa3", "bfloat16", 256);
+  REQUIRE(wide.one_wg_rows == 0);
+  uniform_prefill_features(wide, 128, 16, f);  // 128 CTAs: one round
+  CHECK(f[4] == Approx(kKeyTileLoadShare + (1 - kKeyTileLoadShare) * 32.0 / 128));
+  uniform_prefill_features(wide, 256, 64, f);  // 256 CTAs of full tiles: two rounds
+  CHECK(f[4] == 2);
+  // FlashAttention-2 has none.
+  AttentionGeometry fa2 = geo(2, 1);
+  set_split_rule(fa2, "vllm_flash_attn");
+  set_prefill_tile(fa2, "vllm_flash_attn", "bfloat16", 256);
+  uniform_prefill_features(fa2, 256, 64, f);
   CHECK(f[4] == 0);
 }
