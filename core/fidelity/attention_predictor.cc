@@ -259,6 +259,29 @@ double AttentionPredictor::batch_transport(double b, double b_used, double s_use
   return 1.0;
 }
 
+bool AttentionPredictor::residual_along_tokens(double b, double s, double* out) const {
+  // The measured lengths on either side, each read at the batch with the same tokens (b s / length) along its line,
+  // then between the two in log length as the plain reading does.
+  const OpGrid& g = residual_;
+  const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], s);
+  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], b);
+  if (ps.clamped || pb.clamped || ps.i0 == ps.i1) return false;
+  double lv[2];
+  const std::size_t js[2] = {ps.i0, ps.i1};
+  for (int k = 0; k < 2; ++k) {
+    const double len = g.axes[1][js[k]];
+    AxisPos pos[2];
+    pos[0] = locate_log(g.axes[0], g.log_axes[0], b * s / len);
+    pos[1].i0 = pos[1].i1 = js[k];
+    pos[1].clamped_to = len;
+    const GridValue v = interpolate(g, pos);
+    if (!v.ok || v.extrapolated || !(v.value > 0)) return false;
+    lv[k] = interp_log(v.value);
+  }
+  *out = interp_exp((1 - ps.w) * lv[0] + ps.w * lv[1]);
+  return true;
+}
+
 double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_batch, bool* extrapolated) const {
   const bool use_model = model_.ok && model_batch > 0;
   const double b = static_cast<double>(std::max<std::int64_t>(b_eq, 1));
@@ -280,7 +303,9 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
                              : uniform_pairs(geo_.window, s_eq) / std::max(uniform_pairs(geo_.window, s_used), 1.0);
     return v.value * (b / std::max(b_used, 1.0)) * length_scale;
   }
-  const double product = v.value * model_batch * transport;
+  double residual = v.value;
+  if (!decode_) residual_along_tokens(b, s_eq, &residual);
+  const double product = residual * model_batch * transport;
   if (interp_ == Interp::kProduct) return product;
   // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.
   bool extrap_raw = false;

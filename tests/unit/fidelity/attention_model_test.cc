@@ -61,6 +61,35 @@ TEST_CASE("the work model fit recovers known coefficients and the predictor is e
   }
 }
 
+TEST_CASE("a prefill length between measured ones reads the residual along equal tokens", "[fidelity][attention]") {
+  // What the work model misses follows a prefill call's tokens (b x s) more than its batch: a grid from a known work
+  // model, 30% slower from 1024 tokens on. The 256-token line held out and read between the 64- and 1024-token lines
+  // at the batches of the same tokens (4 prompts of 256: 16 of 64 and 1 of 1024, both slow) comes out within 1% of
+  // the measurement (the fitted model is not the one the grid was made from), where a reading at the same batch (4 of
+  // 64, fast; 4 of 1024, slow) comes out 9.7% low.
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  OpGrid grid = synthetic_grid(false, g, coef);
+  const std::size_t ns = grid.axes[1].size();
+  for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
+    for (std::size_t j = 0; j < ns; ++j)
+      if (grid.axes[0][i] * grid.axes[1][j] >= 1024) {
+        grid.values[i * ns + j] *= 1.3;
+        grid.log_values[i * ns + j] = std::log(grid.values[i * ns + j]);
+      }
+  std::vector<bool> held(ns, false);
+  held[2] = true;  // 256 tokens
+  REQUIRE(grid.axes[1][2] == 256);
+  const OpGrid part = drop_grid_lines(grid, 1, held);
+  AttentionPredictor p;
+  REQUIRE(p.build(part, false, g));
+  const double truth = grid.values[2 * ns + 2];  // 4 prompts of 256
+  REQUIRE(grid.axes[0][2] == 4);
+  const double pred = p.prefill_us(std::vector<PrefillChunk>(4, PrefillChunk{256, 256}));
+  INFO("predicted " << pred << " measured " << truth);
+  CHECK(pred == Approx(truth).epsilon(0.02));
+}
+
 TEST_CASE("the interpolation is chosen on the grid itself: model x residual where the work model fits, raw "
           "latency where it does not - every choice is exact on the grid and keeps the batch composition",
           "[fidelity][attention]") {
