@@ -259,26 +259,43 @@ double AttentionPredictor::batch_transport(double b, double b_used, double s_use
   return 1.0;
 }
 
-bool AttentionPredictor::residual_along_tokens(double b, double s, double* out) const {
-  // The measured lengths on either side, each read at the batch with the same tokens (b s / length) along its line,
-  // then between the two in log length as the plain reading does.
-  const OpGrid& g = residual_;
-  const AxisPos ps = locate_log(g.axes[1], g.log_axes[1], s);
-  const AxisPos pb = locate_log(g.axes[0], g.log_axes[0], b);
-  if (ps.clamped || pb.clamped || ps.i0 == ps.i1) return false;
-  double lv[2];
-  const std::size_t js[2] = {ps.i0, ps.i1};
-  for (int k = 0; k < 2; ++k) {
-    const double len = g.axes[1][js[k]];
+namespace {
+
+// The log residual at (b, s) read across the lines of `across` (0: batch, 1: length) that bracket it, each line read
+// at the point of the same tokens b s on it (log-interpolated along the line), then between the two lines in log
+// coordinate. On a line, that line alone (read at (b, s) itself). False past an edge or next to an unmeasured corner.
+bool read_across(const OpGrid& g, std::size_t across, double b, double s, double* log_out) {
+  const double x[2] = {b, s};
+  const AxisPos p = locate_log(g.axes[across], g.log_axes[across], x[across]);
+  if (p.clamped) return false;
+  const std::size_t along = 1 - across;
+  const std::size_t lines[2] = {p.i0, p.i1};
+  double lv[2] = {0, 0};
+  for (int k = 0; k < (p.i0 == p.i1 ? 1 : 2); ++k) {
+    const double at = g.axes[across][lines[k]];
     AxisPos pos[2];
-    pos[0] = locate_log(g.axes[0], g.log_axes[0], b * s / len);
-    pos[1].i0 = pos[1].i1 = js[k];
-    pos[1].clamped_to = len;
+    pos[along] = locate_log(g.axes[along], g.log_axes[along], b * s / at);
+    pos[across].i0 = pos[across].i1 = lines[k];
+    pos[across].clamped_to = at;
     const GridValue v = interpolate(g, pos);
     if (!v.ok || v.extrapolated || !(v.value > 0)) return false;
     lv[k] = interp_log(v.value);
   }
-  *out = interp_exp((1 - ps.w) * lv[0] + ps.w * lv[1]);
+  *log_out = p.i0 == p.i1 ? lv[0] : (1 - p.w) * lv[0] + p.w * lv[1];
+  return true;
+}
+
+}  // namespace
+
+bool AttentionPredictor::residual_along_tokens(double b, double s, double* out) const {
+  // Across the length lines and across the batch lines, each reading along equal tokens; the two agree on a pure
+  // token law and are averaged (in log) so that neither axis is preferred and the reading stays continuous where
+  // (b, s) crosses a grid line.
+  double by_length = 0, by_batch = 0;
+  const bool l = read_across(residual_, 1, b, s, &by_length);
+  const bool m = read_across(residual_, 0, b, s, &by_batch);
+  if (!l && !m) return false;
+  *out = interp_exp(l && m ? (by_length + by_batch) / 2 : l ? by_length : by_batch);
   return true;
 }
 

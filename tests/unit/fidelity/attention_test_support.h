@@ -30,17 +30,18 @@ inline AttentionGeometry a100_fa2_geo(int heads, int kv) {
   return g;
 }
 
-/// A uniform grid filled from a known work model (so the fit must recover it exactly).
-inline OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coef) {
+/// A uniform grid filled from a known work model (so the fit must recover it exactly), over these lengths.
+inline OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const double* coef,
+                             const std::vector<double>& lengths = {16, 64, 256, 1024, 4096}) {
   OpGrid grid;
   grid.key = {"bfloat16", "128", std::to_string(g.heads), std::to_string(g.kv_heads)};
-  grid.axes = {{1, 2, 4, 8, 16, 32, 64}, {16, 64, 256, 1024, 4096}};
+  grid.axes = {{1, 2, 4, 8, 16, 32, 64}, lengths};
   for (const auto& a : grid.axes) {
     std::vector<double> l;
     for (double v : a) l.push_back(std::log(v));
     grid.log_axes.push_back(l);
   }
-  grid.strides = {5, 1};
+  grid.strides = {lengths.size(), 1};
   for (double b : grid.axes[0])
     for (double s : grid.axes[1]) {
       double f[kMaxWorkFeatures] = {};
