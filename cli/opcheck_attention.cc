@@ -116,7 +116,6 @@ OJson check_attention(const OpTable& t, bool decode, int sms, double hbm_tb_s, c
                                                     PrefillChunk{static_cast<std::int32_t>(s), static_cast<std::int64_t>(s)}));
     };
     geo.split_out_us_per_element = split_out;
-    geo.combine_us_per_row_head = fa3_combine_us_per_row_head(sms);
     // One held-out cell: predicted, counted in the experiment's errors and the cell log (one-token prompts apart).
     auto score = [&](const AttentionPredictor& p, std::size_t i, std::size_t j, double truth, const char* axis,
                      ApeStats& stats) {

@@ -152,7 +152,6 @@ class AttentionQueries {
         if (decode && fa2_decode(kg))
           set_fa2_hbm_ctas(kg, fit_fa2_hbm_ctas(t, sms_, [](const OpGrid& x) { return x; }));
         kg.split_out_us_per_element = split_out_;
-        kg.combine_us_per_row_head = fa3_combine_us_per_row_head(kg.sms);
         ok = p.build(*g, decode, kg, /*choose=*/true);
       }
       it = built_.emplace(name, ok ? p : AttentionPredictor{}).first;

@@ -497,9 +497,9 @@ double prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w, int 
 // within vLLM's largest CUDA-graph capture takes its fixed count, and its combine is left to the fitted split
 // indicator (docs/validation.md).
 double prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w, int cap) {
-  if (cap <= 1 || !(g.combine_us_per_row_head > 0) || w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens))
+  if (cap <= 1 || !fa3_split_output_priced(g) || w.q_tokens <= static_cast<double>(g.fa3_num_splits_max_tokens))
     return 0;
-  return g.combine_us_per_row_head * w.q_tokens * g.heads;
+  return fa3_combine_us_per_row_head(g.sms) * w.q_tokens * g.heads;
 }
 
 }  // namespace

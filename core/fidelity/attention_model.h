@@ -101,10 +101,6 @@ struct AttentionGeometry {
   /// cost per (request x query head x head_dim) element; 0: not priced (fa3_split_output_us). From the GPU's HBM
   /// bandwidth (fa3_split_out_us_per_element).
   double split_out_us_per_element = 0;
-  /// FlashAttention-3 prefill calls whose static split count exceeds 1 launch its combine kernel over every query row
-  /// and head of the call, split or not: the cost per (query token x query head); 0: not priced
-  /// (fa3_prefill_split_output_us). fa3_combine_us_per_row_head of the GPU's SMs.
-  double combine_us_per_row_head = 0;
   /// FlashAttention-3's prefill packs a KV head's query heads into the tile's rows (PackGQA: always with a paged KV
   /// cache whose pages are not whole key tiles, as vLLM's 16-token blocks): one CTA per 128 (token, head) rows of a
   /// KV head, so a prompt of s tokens with group g takes ceil(s g / 128) tiles per KV head, not ceil(s / 128) per
@@ -387,8 +383,8 @@ double fa3_prefill_split_rows(const AttentionGeometry& g, const PrefillWork& w);
 /// (split_out_us_per_element per element, as fa3_split_output_us prices a decode's).
 double fa3_prefill_split_output_us(const AttentionGeometry& g, const PrefillWork& w);
 /// The combine kernel's pass over every query row and head of a call whose static split count exceeds 1, split or
-/// not (combine_us_per_row_head each), for calls beyond fa3_num_splits_max_tokens; fa3_prefill_split_output_us adds
-/// it. 0 otherwise.
+/// not (fa3_combine_us_per_row_head of the GPU's SMs each), for calls beyond fa3_num_splits_max_tokens, where the
+/// split output is priced (fa3_split_output_priced); fa3_prefill_split_output_us adds it. 0 otherwise.
 double fa3_prefill_combine_rows_us(const AttentionGeometry& g, const PrefillWork& w);
 /// us per output element of that traffic at `hbm_tb_s` TB/s: kFa3SplitOutBytes at `memory_efficiency` of it (the
 /// roofline's achieved share, RooflineConstants::memory_efficiency).

@@ -248,7 +248,6 @@ void TableCostModel::build_attention(const OpTable& t, bool decode, GridAttentio
   // the split kernel's output traffic is priced at this GPU's HBM bandwidth (decode and prefill calls).
   if (geo.fa3_num_splits > 0) geo.fa3_num_splits_max_tokens = max_capture_;
   geo.split_out_us_per_element = fa3_split_out_us_per_element(g_.hbm_tb_s, roofline_.constants().memory_efficiency);
-  geo.combine_us_per_row_head = fa3_combine_us_per_row_head(geo.sms);
   out.scale = static_cast<double>(heads) / geo.heads;
   // The tables were timed with the call's K and V left in L2 by the call before; serving reads them cold. The
   // predictor reads a decode grid as if cold (read_cold), at the grid's own K and V bytes per key.

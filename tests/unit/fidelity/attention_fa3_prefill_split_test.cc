@@ -68,7 +68,10 @@ TEST_CASE("FlashAttention-3 splits a prefill call's keys by its varlen scheduler
   CHECK(f[5] == 0.0);
   AttentionGeometry priced = g;
   priced.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
-  CHECK(fa3_prefill_split_output_us(priced, mixed) == Approx(priced.split_out_us_per_element * 1024 * 12 * 256));
+  // (Beside it, the combine's pass over every row and head: 1072 tokens beyond vLLM's largest capture.)
+  CHECK(fa3_prefill_combine_rows_us(priced, mixed) == Approx(fa3_combine_us_per_row_head(g.sms) * 1072 * 12));
+  CHECK(fa3_prefill_split_output_us(priced, mixed) - fa3_prefill_combine_rows_us(priced, mixed) ==
+        Approx(priced.split_out_us_per_element * 1024 * 12 * 256));
   CHECK(fa3_prefill_split_output_us(g, mixed) == 0);  // no per-element cost: not priced
   // A uniform batch prices the same through uniform_prefill_work as through its chunks.
   uniform_prefill_features(g, 2, 512, f);
@@ -127,9 +130,8 @@ TEST_CASE("a FlashAttention-3 prefill call with a static split count pays the co
   AttentionGeometry g = fa3_prefill_geo(16, 2, 64);
   g.fa3_num_splits_max_tokens = kVllmDefaultMaxCapture;
   g.split_out_us_per_element = fa3_split_out_us_per_element(3.35, 0.8);
-  g.combine_us_per_row_head = fa3_combine_us_per_row_head(g.sms);
   REQUIRE(g.block_m == 192);
-  CHECK(g.combine_us_per_row_head == Approx(150e-6));
+  CHECK(fa3_combine_us_per_row_head(g.sms) == Approx(150e-6));
   // 64 prompts of 1024 tokens: 2 KV heads x ceil(8192 / 192) = 86 q tiles for one prompt, under 80% of 132 SMs,
   // over 8 key tiles: a static count of 3; the batch's key tiles leave every prompt whole (no split rows), yet the
   // combine passes over all 65,536 rows of 16 heads: 157.3 us.
@@ -142,9 +144,9 @@ TEST_CASE("a FlashAttention-3 prefill call with a static split count pays the co
   CHECK(fa3_prefill_combine_rows_us(g, prompts(g, std::vector<std::int64_t>(64, 1536))) == 0);
   // Within vLLM's largest capture (512 tokens) the call takes vLLM's 32 and the term is not priced.
   CHECK(fa3_prefill_combine_rows_us(g, prompts(g, {256, 256})) == 0);
-  // Not priced where the GPU's constant is not set.
+  // Not priced where the split output is not (no HBM bandwidth for it).
   AttentionGeometry off = g;
-  off.combine_us_per_row_head = 0;
+  off.split_out_us_per_element = 0;
   CHECK(fa3_prefill_combine_rows_us(off, w) == 0);
 }
 
