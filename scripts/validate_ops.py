@@ -401,10 +401,12 @@ def main():
                                                         ("moe", "all")))))
     lines += ["", "### Mixed-batch attention: work model vs the total-tokens proxy", "",
               "Held-out lengths (every third interior isl / kv_len). `simulator` is what the simulator runs: per "
-              "head configuration, the uniform-equivalent latency is read as model x residual, raw interpolation (log-log, "
-              "or affine in b and s where latency rises) or the geometric mean of model x residual and log-log raw, "
-              "whichever predicts the training grid's own held-out lines best (every other "
-              "interior line of what is left; `chosen` counts the head configurations per choice), times the work "
+              "head configuration of a decode grid, the uniform-equivalent latency is read as model x residual, raw "
+              "interpolation (log-log, or affine in b and s where latency rises) or the geometric mean of model x "
+              "residual and log-log raw, whichever predicts the training grid's own held-out lines best (every other "
+              "interior line of what is left; `chosen` counts the head configurations per choice); a prefill grid "
+              "reads model x residual, the residual along equal tokens (every prefill configuration counts as "
+              "product); times the work "
               "model's ratio for the batch's composition. `work_model_x_residual` is the per-request FlashAttention "
               "tile/split model times the interpolated measured/model residual (the fixed choice before); "
               "`work_model_only` is the calibrated model alone; `raw_table_interpolation` interpolates latency "

@@ -133,9 +133,11 @@ bool AttentionPredictor::fit(const OpGrid& grid, bool decode, const AttentionGeo
     else raw_less_step_ = OpGrid();
   }
   grid_ = &grid;
-  // A grid TensorRT-LLM runs whole on its masked multi-head attention kernel: the work model follows that kernel's
-  // launch (mmha_launch), so its residual is what interpolates (docs/validation.md); other grids choose.
-  if (choose && model_.ok && !(decode && mmha_runs_whole(geo))) choose_interp(grid);
+  // A prefill grid reads model x residual, the residual along equal tokens (residual_along_tokens), which beat every
+  // per-grid choice held out (docs/validation.md). A decode grid TensorRT-LLM runs whole on its masked multi-head
+  // attention kernel: the work model follows that kernel's launch (mmha_launch), so its residual is what
+  // interpolates too; other decode grids choose.
+  if (choose && model_.ok && decode && !mmha_runs_whole(geo)) choose_interp(grid);
   return true;
 }
 

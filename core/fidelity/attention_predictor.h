@@ -24,15 +24,17 @@ namespace servesim {
 /// interp_pair_affine), or the geometric mean of kProduct and kRaw (kBlend); the batch's composition enters as
 /// model(batch) / model(uniform equivalent) in all four. Which one suits a grid depends on how well the work
 /// model's structure matches the kernel (FlashAttention's split-KV fits vLLM, not TRT-LLM's XQA decode), so
-/// build() can choose it by cross-validation on the grid it is given: every other interior length line, then
-/// every other interior batch line, held out and predicted from the rest; the smallest mean squared log error
-/// wins. (A split of the grid passed in, so a caller that held lines out of the measurements never sees them.)
+/// build() can choose it for a decode grid by cross-validation on the grid it is given: every other interior length
+/// line, then every other interior batch line, held out and predicted from the rest; the smallest mean squared log
+/// error wins. (A split of the grid passed in, so a caller that held lines out of the measurements never sees them.)
+/// A prefill grid always reads kProduct, its residual along equal tokens (residual_along_tokens): that beat the
+/// per-grid choice on every backend's held-out lines (docs/validation.md).
 class AttentionPredictor {
  public:
   enum class Interp { kProduct, kRaw, kBlend, kRawAffine };
   /// `grid` axes: (batch, isl) for prefill, (batch, kv_len) for decode. `geo`: the grid's heads and KV heads and
-  /// the GPU's SMs. Fits the work model on every measured cell. `choose`: pick the Interp by cross-validation
-  /// (else kProduct). False when the grid is unusable.
+  /// the GPU's SMs. Fits the work model on every measured cell. `choose`: pick a decode grid's Interp by
+  /// cross-validation (else, and for prefill, kProduct). False when the grid is unusable.
   bool build(const OpGrid& grid, bool decode, const AttentionGeometry& geo, bool choose = false);
   /// build() on a grid the predictor keeps (shared by its copies), for a grid made for it (read_cold).
   bool build_owned(OpGrid grid, bool decode, const AttentionGeometry& geo, bool choose = false);

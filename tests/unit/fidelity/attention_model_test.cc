@@ -95,9 +95,11 @@ TEST_CASE("a prefill batch reads the residual along equal tokens", "[fidelity][a
   CHECK(whole.prefill_us(std::vector<PrefillChunk>(4, PrefillChunk{256, 256})) == Approx(truth).epsilon(1e-9));
 }
 
-TEST_CASE("the interpolation is chosen on the grid itself: model x residual where the work model fits, raw "
-          "latency where it does not - every choice is exact on the grid and keeps the batch composition",
-          "[fidelity][attention]") {
+TEST_CASE(
+    "a decode grid chooses its interpolation on the grid itself (model x residual where the work model fits, "
+    "raw latency where it does not), a prefill grid reads model x residual: every reading is exact on the "
+    "grid and keeps the batch composition",
+    "[fidelity][attention]") {
   const AttentionGeometry g = geo(32, 8);
   const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
   for (bool decode : {false, true}) {
@@ -114,7 +116,8 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
       }
     AttentionPredictor p;
     REQUIRE(p.build(pl, decode, g, true));
-    CHECK(p.interp() == AttentionPredictor::Interp::kRaw);
+    CHECK(p.interp() == (decode ? AttentionPredictor::Interp::kRaw : AttentionPredictor::Interp::kProduct));
+    if (!decode) p.set_interp(AttentionPredictor::Interp::kRaw);
     auto uniform = [&](std::size_t b, std::int32_t s) {
       return decode ? p.decode_us(std::vector<std::int32_t>(b, s))
                     : p.prefill_us(std::vector<PrefillChunk>(b, PrefillChunk{s, s}));
@@ -139,7 +142,8 @@ TEST_CASE("the interpolation is chosen on the grid itself: model x residual wher
       }
     AttentionPredictor q;
     REQUIRE(q.build(bl, decode, g, true));
-    CHECK(q.interp() == AttentionPredictor::Interp::kRawAffine);
+    CHECK(q.interp() == (decode ? AttentionPredictor::Interp::kRawAffine : AttentionPredictor::Interp::kProduct));
+    if (!decode) q.set_interp(AttentionPredictor::Interp::kRawAffine);
     const double q3 = decode ? q.decode_us(std::vector<std::int32_t>(3, 700))
                              : q.prefill_us(std::vector<PrefillChunk>(3, PrefillChunk{700, 700}));
     CHECK(q3 == Approx(bilinear(3, 700)).epsilon(1e-9));
