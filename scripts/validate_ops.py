@@ -6,8 +6,9 @@ Usage (from the repository root, after building):
     python3 scripts/validate_ops.py [--build DIR]
     python3 scripts/validate_ops.py --check-transfer   # re-run the table-transfer check only and fail if a family's
                                                        # pooled p50 / p95 grew past the recorded figures (ctest)
-    python3 scripts/validate_ops.py --check-ops        # the same for each table's GEMM and attention figures:
+    python3 scripts/validate_ops.py --check-ops        # the same for each table's figures, every family but MoE:
                                                        # held-out lines and shapes past the grid's edge (ctest)
+    python3 scripts/validate_ops.py --check-moe        # the same for MoE (minutes; a ctest of its own)
     python3 scripts/validate_ops.py --check-measured   # the same for what servesim measured itself
                                                        # (profiles/measured/: the H100 and H200 GEMM grids'
                                                        # held-out error and the transfer between them, and the
@@ -179,29 +180,42 @@ def check_transfer(tool):
     print("table transfer within the recorded figures: %d families" % sum(len(f) for f in rec.values()))
 
 
-# --check-ops: the families whose servesim_opcheck runs take seconds (MoE takes minutes; validate_ops.py runs it).
-CHECK_OPS_FAMILIES = ("gemm", "attention_prefill", "attention_decode")
+# --check-ops: every family whose servesim_opcheck run takes seconds; --check-moe: MoE, whose runs take minutes
+# (a separate ctest, so that the two run side by side).
+CHECK_OPS_FAMILIES = ("gemm", "attention_prefill", "attention_decode", "mla_prefill", "mla_decode",
+                      "custom_allreduce", "nccl", "p2p", "deepep_ll", "deepep_normal")
+CHECK_MOE_FAMILIES = ("moe",)
 
 
-def check_ops(tool):
-    """--check-ops: every GPU/backend's GEMM and attention figures, on held-out lines and past the grid's edge,
-    within the check margins of those recorded in its validation.json."""
-    n = 0
+def check_ops(tool, families):
+    """--check-ops / --check-moe: every GPU/backend's figures of `families`, on held-out lines and past the grid's
+    edge, within the check margins of those recorded in its validation.json. The opcheck runs go side by side, as
+    many as the machine has cores; the checks are made in a fixed order."""
+    runs = []
     for gpu, _ in gen_tables.GPUS:
-        for backend in ("vllm", "trtllm"):
+        for backend in ("vllm", "trtllm", "sglang"):
             rec_fams = load_json(os.path.join(PROFILES, gpu, backend, "validation.json"), {}).get("ops", {}).get(
                 "families", {})
-            for fam in (f for f in CHECK_OPS_FAMILIES if f in rec_fams):
-                p = subprocess.run([tool, PROFILES, gpu, backend, "--family", fam], capture_output=True, text=True,
-                                   check=True)
-                got, rec = json.loads(p.stdout)["families"][fam], rec_fams[fam]
-                # The held-out lines' figure is the family's "all"; past the edge, each experiment's own "all".
-                for key in (k for k in ("all", "beyond_edge", "beyond_edge_two") if k in rec):
-                    stats = (lambda d: d["all"]) if key == "all" else (lambda d: d[key]["all"])  # noqa: E731
-                    measured_tables.require_within("%s/%s %s %s" % (gpu, backend, fam, key), stats(got), stats(rec),
-                                                   CHECK_MARGIN_P50, CHECK_MARGIN_P95)
-                    n += 1
-    print("GEMM and attention errors (held-out lines, past the edge) within the recorded figures: %d checks" % n)
+            runs += [(gpu, backend, fam, rec_fams[fam]) for fam in families if fam in rec_fams]
+
+    def opcheck(gpu, backend, fam):
+        p = subprocess.run([tool, PROFILES, gpu, backend, "--family", fam], capture_output=True, text=True,
+                           check=True)
+        return json.loads(p.stdout)["families"][fam]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        jobs = [pool.submit(opcheck, gpu, backend, fam) for gpu, backend, fam, _ in runs]
+        n = 0
+        for (gpu, backend, fam, rec), job in zip(runs, jobs):
+            got = job.result()
+            # The held-out lines' figure is the family's "all"; past the edge, each experiment's own "all".
+            for key in (k for k in ("all", "beyond_edge", "beyond_edge_two") if k in rec):
+                stats = (lambda d: d["all"]) if key == "all" else (lambda d: d[key]["all"])  # noqa: E731
+                measured_tables.require_within("%s/%s %s %s" % (gpu, backend, fam, key), stats(got), stats(rec),
+                                               CHECK_MARGIN_P50, CHECK_MARGIN_P95)
+                n += 1
+    print("%s errors (held-out lines, past the edge) within the recorded figures: %d checks over %d runs" % (
+        ", ".join(families), n, len(runs)))
 
 
 def main():
@@ -209,8 +223,9 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "native"))
     ap.add_argument("--check-transfer", action="store_true")
     ap.add_argument("--check-ops", action="store_true",
-                    help="fail if the GEMM and attention errors recorded in each validation.json (held-out lines, past "
-                         "the edge) grew")
+                    help="fail if the errors recorded in each validation.json (held-out lines, past the edge) grew, "
+                         "every family but MoE")
+    ap.add_argument("--check-moe", action="store_true", help="the same for MoE (minutes)")
     ap.add_argument("--check-measured", action="store_true",
                     help="fail if the errors recorded for profiles/measured/'s GEMM and attention data grew")
     args = ap.parse_args()
@@ -219,8 +234,8 @@ def main():
         sys.exit("not built: %s" % tool)
     if args.check_transfer:
         return check_transfer(tool)
-    if args.check_ops:
-        return check_ops(tool)
+    if args.check_ops or args.check_moe:
+        return check_ops(tool, CHECK_OPS_FAMILIES if args.check_ops else CHECK_MOE_FAMILIES)
     if args.check_measured:
         measured_tables.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
         measured_gemm_h200.check(tool, CHECK_MARGIN_P50, CHECK_MARGIN_P95)
@@ -307,7 +322,9 @@ def main():
              "percentage error of the held-out measurements; goal p50 <= 3%%, p95 <= 10%%. `over 10%%`: held-out "
              "cells more than 10%% off, against the most the p95 goal allows (n - ceil(0.95 n), nearest rank). Every "
              "held-out cell of a row, measured and predicted: `servesim_opcheck profiles GPU BACKEND --cells FILE` "
-             "(CSV; `--family NAME` for one family alone)." % today,
+             "(CSV; `--family NAME` for one family alone). ctest fails when a row's p50 grows by more than %.1f or "
+             "its p95 by more than %.1f points, past the edge too (`validate_ops.py --check-ops`, every family but "
+             "MoE; `--check-moe`)." % (today, CHECK_MARGIN_P50, CHECK_MARGIN_P95),
              ""]
     lines += ["| GPU / backend | family | n | p50 | p95 | max | over 10% / allowed |", "|---|---|---|---|---|---|---|"]
     for rep in results:
