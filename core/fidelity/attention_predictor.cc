@@ -323,7 +323,16 @@ double AttentionPredictor::lookup(std::int64_t b_eq, double s_eq, double model_b
     return v.value * (b / std::max(b_used, 1.0)) * length_scale;
   }
   double residual = v.value;
-  if (!decode_) residual_along_tokens(b, s_eq, &residual);
+  if (!decode_) {
+    residual_along_tokens(b, s_eq, &residual);
+  } else if (!(b_used < b)) {
+    // Decode: a batch bound by HBM costs the same along equal keys b x kv_len, one bound by its launch along the
+    // batch line; the two readings of the residual are averaged in log (docs/validation.md). A batch stepped down a
+    // ragged grid keeps the plain reading, which the transport carries to b.
+    double by_keys = 0;
+    if (residual_along_tokens(b, s_eq, &by_keys))
+      residual = interp_exp((interp_log(residual) + interp_log(by_keys)) / 2);
+  }
   const double product = residual * model_batch * transport;
   if (interp_ == Interp::kProduct) return product;
   // Raw latency at the uniform-equivalent cell, carried to the batch by the model's ratio.

@@ -15,7 +15,8 @@ namespace servesim {
 ///   latency(batch) = model(batch) x residual(uniform equivalent)
 /// where residual = measured / model on the grid, interpolated in log space at the batch's uniform equivalent
 /// (as many requests; prefill: the same (query, key) pairs per request, s(s+1)/2 = pairs/b; decode: the mean
-/// KV length); prefill reads it along equal tokens b x s (residual_along_tokens). On a measured uniform batch this is
+/// KV length); prefill reads it along equal tokens b x s (residual_along_tokens), decode halfway between that reading
+/// along equal keys b x kv_len and the plain one (the two averaged in log). On a measured uniform batch this is
 /// the measurement. Beyond the grid the residual is clamped to the nearest measured cell (large batches of long
 /// requests: the largest measured batch at that length) and the model carries the scaling; such lookups are flagged.
 ///
@@ -57,14 +58,15 @@ class AttentionPredictor {
   GridValue grid_at(const OpGrid& g, double b, double s, double* b_used, double* s_used, bool* extrap,
                     AxisPos* used = nullptr) const;
   double uniform_model(double b, double s) const;
-  /// Prefill: the residual at (b, s) read along equal tokens (b x s), where what the work model misses follows the
+  /// The residual at (b, s) read along equal tokens (b x s), where what the work model misses follows the
   /// call's tokens more than its batch or its length: between the two measured lengths that bracket s, each read at
   /// the batch of the same tokens, and between the two measured batches that bracket b, each read at the length of
   /// the same tokens; the two readings averaged in log (a line that (b, s) lies on is read alone, at (b, s)). Held-out
   /// lines read so put vLLM's H100 / H200 prefill tables at p95 9.56% / 9.05% against 11.28% / 10.80% read at the same
-  /// batch (length), and every other prefill family better too (docs/validation.md). Decode grids, which read worse
-  /// along equal keys, keep the plain reading. False (and the plain reading stands) past an edge or next to an
-  /// unmeasured corner.
+  /// batch (length), and every other prefill family better too (docs/validation.md). Decode (b requests of kv_len s:
+  /// equal keys) averages it in log with the plain reading at (b, s): alone it read vLLM's H200 decode worse, averaged
+  /// every attention decode family better at p95 held out, MLA decode about even (docs/validation.md). False (and the
+  /// plain reading stands) past an edge or next to an unmeasured corner.
   bool residual_along_tokens(double b, double s, double* out) const;
   /// A decode batch b that grid_at stepped down to the measured batch b_used at length s_used (large batches of long
   /// requests are not measured): the residual's ratio from b_used to b at the longest length below s_used where the
