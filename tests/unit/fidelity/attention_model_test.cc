@@ -71,28 +71,16 @@ TEST_CASE("a prefill batch reads the residual along equal tokens", "[fidelity][a
   // cell the reading is the measurement.
   const AttentionGeometry g = geo(32, 8);
   const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
-  OpGrid grid = synthetic_grid(false, g, coef, {16, 32, 64, 128, 256, 512, 1024, 2048});
-  const std::size_t ns = grid.axes[1].size();
-  for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
-    for (std::size_t j = 0; j < ns; ++j)
-      if (grid.axes[0][i] * grid.axes[1][j] >= 1024) {
-        grid.values[i * ns + j] *= 1.3;
-        grid.log_values[i * ns + j] = std::log(grid.values[i * ns + j]);
-      }
-  REQUIRE(grid.axes[0][2] == 4);
-  REQUIRE(grid.axes[1][4] == 256);
-  const double truth = grid.values[2 * ns + 4];
-  std::vector<bool> held_b(grid.axes[0].size(), false), held_s(ns, false);
-  held_b[2] = held_s[4] = true;
-  const OpGrid part = drop_grid_lines(drop_grid_lines(grid, 0, held_b), 1, held_s);
+  const StepGrid grid = step_grid(false, g, coef);
+  const std::vector<PrefillChunk> batch(4, PrefillChunk{256, 256});
   AttentionPredictor p;
-  REQUIRE(p.build(part, false, g));
-  const double pred = p.prefill_us(std::vector<PrefillChunk>(4, PrefillChunk{256, 256}));
-  INFO("predicted " << pred << " measured " << truth);
-  CHECK(pred == Approx(truth).epsilon(0.01));
+  REQUIRE(p.build(grid.part, false, g));
+  const double pred = p.prefill_us(batch);
+  INFO("predicted " << pred << " measured " << grid.truth);
+  CHECK(pred == Approx(grid.truth).epsilon(0.01));
   AttentionPredictor whole;
-  REQUIRE(whole.build(grid, false, g));
-  CHECK(whole.prefill_us(std::vector<PrefillChunk>(4, PrefillChunk{256, 256})) == Approx(truth).epsilon(1e-9));
+  REQUIRE(whole.build(grid.whole, false, g));
+  CHECK(whole.prefill_us(batch) == Approx(grid.truth).epsilon(1e-9));
 }
 
 TEST_CASE("a decode batch reads the residual halfway between its batch line and equal keys", "[fidelity][attention]") {
@@ -104,28 +92,16 @@ TEST_CASE("a decode batch reads the residual halfway between its batch line and 
   // the step). On a measured cell the reading is the measurement.
   const AttentionGeometry g = geo(32, 8);
   const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
-  OpGrid grid = synthetic_grid(true, g, coef, {16, 32, 64, 128, 256, 512, 1024, 2048});
-  const std::size_t ns = grid.axes[1].size();
-  for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
-    for (std::size_t j = 0; j < ns; ++j)
-      if (grid.axes[0][i] * grid.axes[1][j] >= 1024) {
-        grid.values[i * ns + j] *= 1.3;
-        grid.log_values[i * ns + j] = std::log(grid.values[i * ns + j]);
-      }
-  REQUIRE(grid.axes[0][2] == 4);
-  REQUIRE(grid.axes[1][4] == 256);
-  const double truth = grid.values[2 * ns + 4];
-  std::vector<bool> held_b(grid.axes[0].size(), false), held_s(ns, false);
-  held_b[2] = held_s[4] = true;
-  const OpGrid part = drop_grid_lines(drop_grid_lines(grid, 0, held_b), 1, held_s);
+  const StepGrid grid = step_grid(true, g, coef);
+  const std::vector<std::int32_t> batch(4, 256);
   AttentionPredictor p;
-  REQUIRE(p.build(part, true, g));
-  const double pred = p.decode_us(std::vector<std::int32_t>(4, 256));
-  INFO("predicted " << pred << " measured " << truth);
-  CHECK(pred == Approx(truth).epsilon(0.02));
+  REQUIRE(p.build(grid.part, true, g));
+  const double pred = p.decode_us(batch);
+  INFO("predicted " << pred << " measured " << grid.truth);
+  CHECK(pred == Approx(grid.truth).epsilon(0.02));
   AttentionPredictor whole;
-  REQUIRE(whole.build(grid, true, g));
-  CHECK(whole.decode_us(std::vector<std::int32_t>(4, 256)) == Approx(truth).epsilon(1e-9));
+  REQUIRE(whole.build(grid.whole, true, g));
+  CHECK(whole.decode_us(batch) == Approx(grid.truth).epsilon(1e-9));
 }
 
 TEST_CASE(

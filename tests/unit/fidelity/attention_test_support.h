@@ -55,6 +55,31 @@ inline OpGrid synthetic_grid(bool decode, const AttentionGeometry& g, const doub
   return grid;
 }
 
+/// The synthetic grid of lengths 16..2048 made 30% slower wherever b x s reaches 1024 (tokens in prefill, keys in
+/// decode), and the same grid without its 4-request and 256-length lines: the cell (4, 256) sits on that step with
+/// one fast corner (2, 128) among its four neighbours, to test how a held-out cell is read across the lines.
+struct StepGrid {
+  OpGrid whole, part;
+  double truth = 0;  ///< the measured (4, 256) cell
+};
+inline StepGrid step_grid(bool decode, const AttentionGeometry& g, const double* coef) {
+  StepGrid out;
+  out.whole = synthetic_grid(decode, g, coef, {16, 32, 64, 128, 256, 512, 1024, 2048});
+  OpGrid& grid = out.whole;
+  const std::size_t ns = grid.axes[1].size();
+  for (std::size_t i = 0; i < grid.axes[0].size(); ++i)
+    for (std::size_t j = 0; j < ns; ++j)
+      if (grid.axes[0][i] * grid.axes[1][j] >= 1024) {
+        grid.values[i * ns + j] *= 1.3;
+        grid.log_values[i * ns + j] = std::log(grid.values[i * ns + j]);
+      }
+  out.truth = grid.values[2 * ns + 4];  // batch 4 (axis {1, 2, 4, ...}), length 256
+  std::vector<bool> held_b(grid.axes[0].size(), false), held_s(ns, false);
+  held_b[2] = held_s[4] = true;
+  out.part = drop_grid_lines(drop_grid_lines(grid, 0, held_b), 1, held_s);
+  return out;
+}
+
 /// One request of 40960 keys (320 tiles of 128) among n - 1 of 128 keys (one tile each).
 inline std::vector<std::int32_t> one_long(int n) {
   std::vector<std::int32_t> v(static_cast<std::size_t>(n), 128);
