@@ -61,6 +61,29 @@ TEST_CASE("the work model fit recovers known coefficients and the predictor is e
   }
 }
 
+namespace {
+
+/// The step grid's cell (4 requests, 256) read from the grid without its lines within `epsilon` of the measurement,
+/// and read exactly from the whole grid.
+void check_step_cell(bool decode, double epsilon) {
+  const AttentionGeometry g = geo(32, 8);
+  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
+  const StepGrid grid = step_grid(decode, g, coef);
+  auto read = [&](const AttentionPredictor& p) {
+    return decode ? p.decode_us(std::vector<std::int32_t>(4, 256))
+                  : p.prefill_us(std::vector<PrefillChunk>(4, PrefillChunk{256, 256}));
+  };
+  AttentionPredictor p;
+  REQUIRE(p.build(grid.part, decode, g));
+  INFO("predicted " << read(p) << " measured " << grid.truth);
+  CHECK(read(p) == Approx(grid.truth).epsilon(epsilon));
+  AttentionPredictor whole;
+  REQUIRE(whole.build(grid.whole, decode, g));
+  CHECK(read(whole) == Approx(grid.truth).epsilon(1e-9));
+}
+
+}  // namespace
+
 TEST_CASE("a prefill batch reads the residual along equal tokens", "[fidelity][attention]") {
   // What the work model misses follows a prefill call's tokens (b x s) more than its batch or its length: a grid from
   // a known work model, 30% slower from 1024 tokens on. With the 4-prompt and the 256-token lines held out, 4 prompts
@@ -69,18 +92,7 @@ TEST_CASE("a prefill batch reads the residual along equal tokens", "[fidelity][a
   // within 1% of the measurement (the fitted model is not the one the grid was made from). Read at the same batch and
   // length, the four corners (2 | 8 prompts of 128 | 512 tokens, one of them fast) came out 4.9% low. On a measured
   // cell the reading is the measurement.
-  const AttentionGeometry g = geo(32, 8);
-  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
-  const StepGrid grid = step_grid(false, g, coef);
-  const std::vector<PrefillChunk> batch(4, PrefillChunk{256, 256});
-  AttentionPredictor p;
-  REQUIRE(p.build(grid.part, false, g));
-  const double pred = p.prefill_us(batch);
-  INFO("predicted " << pred << " measured " << grid.truth);
-  CHECK(pred == Approx(grid.truth).epsilon(0.01));
-  AttentionPredictor whole;
-  REQUIRE(whole.build(grid.whole, false, g));
-  CHECK(whole.prefill_us(batch) == Approx(grid.truth).epsilon(1e-9));
+  check_step_cell(false, 0.01);
 }
 
 TEST_CASE("a decode batch reads the residual halfway between its batch line and equal keys", "[fidelity][attention]") {
@@ -90,18 +102,7 @@ TEST_CASE("a decode batch reads the residual halfway between its batch line and 
   // find slow cells only (2 x 512, 8 x 128), read at the same batch and length three slow corners and one fast one
   // (2 x 128). The plain reading alone came out 3.7% low; averaged, 0.5% high (the fitted model absorbs part of
   // the step). On a measured cell the reading is the measurement.
-  const AttentionGeometry g = geo(32, 8);
-  const double coef[kMaxWorkFeatures] = {8.0, 0.05, 0.9, 0.3, 0.2, 0.0};
-  const StepGrid grid = step_grid(true, g, coef);
-  const std::vector<std::int32_t> batch(4, 256);
-  AttentionPredictor p;
-  REQUIRE(p.build(grid.part, true, g));
-  const double pred = p.decode_us(batch);
-  INFO("predicted " << pred << " measured " << grid.truth);
-  CHECK(pred == Approx(grid.truth).epsilon(0.02));
-  AttentionPredictor whole;
-  REQUIRE(whole.build(grid.whole, true, g));
-  CHECK(whole.decode_us(batch) == Approx(grid.truth).epsilon(1e-9));
+  check_step_cell(true, 0.02);
 }
 
 TEST_CASE(
