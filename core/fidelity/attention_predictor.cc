@@ -166,8 +166,7 @@ void AttentionPredictor::choose_interp(const OpGrid& grid) {
         for (int m = 0; m < kModes; ++m) {
           p.interp_ = static_cast<Interp>(m);
           bool ex = false;
-          pred[m] = decode_ ? p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), s), &ex)
-                            : p.prefill_us(std::vector<PrefillChunk>(static_cast<std::size_t>(b), PrefillChunk{s, s}), &ex);
+          pred[m] = p.decode_us(std::vector<std::int32_t>(static_cast<std::size_t>(b), s), &ex);
           bad = bad || ex || !(pred[m] > 0);
         }
         if (bad) continue;  // extrapolated in the sub-grid: not what the choice is about

@@ -75,6 +75,7 @@ class AttentionPredictor {
   /// and splits the residual holds; at the neighbouring length they are measured. Held-out decode p95 on every table
   /// (docs/validation.md): H100 vLLM 11.23% -> 10.78%, A100 11.49% -> 11.10%.
   double batch_transport(double b, double b_used, double s_used) const;
+  /// A decode grid's Interp, by the cross-validation described above the class (fit calls it for decode only).
   void choose_interp(const OpGrid& grid);
   Interp interp_ = Interp::kProduct;
   const OpGrid* grid_ = nullptr;
