@@ -224,20 +224,23 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
   }
 
   // 1. Activation peak of the profile run: one forward pass of max_num_batched_tokens tokens, then the sampler.
-  //    vLLM samples min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary fp32 logits (gathered on the
-  //    first rank) with top-k/top-p, whose sort dominates. TRT-LLM's profiling run is context requests of
-  //    min(max_num_tokens, max_seq_len) tokens filling max_num_tokens, each sampling its last token only.
+  //    vLLM samples min(max_num_seqs, max_num_batched_tokens) rows of full-vocabulary logits (gathered whole: a
+  //    TP 2 run logs the same peak as TP 1) with top-k/top-p, whose sort dominates. TRT-LLM's profiling run is context
+  //    requests of min(max_num_tokens, max_seq_len) tokens filling max_num_tokens, each sampling its last token only.
+  //    The forward pass's activations are freed before the sampler runs: the peak is the larger of the two (vLLM's
+  //    logged peaks follow the vocabulary, not the model: 5.56 GiB for Qwen3-0.6B, 5.64 for Qwen3-32B).
   const double T = static_cast<double>(e.max_num_batched_tokens);
   b.forward_peak_bytes = forward_peak_bytes(m, p, T, attention_only);
   const double max_seq = static_cast<double>(e.max_model_len > 0 ? e.max_model_len : m.max_position_embeddings);
   const double rows = trtllm ? (max_seq > 0 ? std::ceil(T / std::min(T, max_seq)) : 1.0)
                              : std::min(static_cast<double>(e.max_num_seqs), T);
   b.sampler_bytes = rows * static_cast<double>(m.vocab_size) * k.sampler_bytes_per_logit;
-  b.activation_bytes = b.forward_peak_bytes + b.sampler_bytes;
+  b.activation_bytes = std::max(b.forward_peak_bytes, b.sampler_bytes);
 
   // 2. CUDA graphs: captured graphs share one memory pool sized by the largest capture's activations; every
   //    size is captured twice in vLLM V1 (a full graph for decode-only batches, a piecewise one for the rest).
-  //    TRT-LLM captures each size once. The sizes are each engine's (cuda_graph_plan.h).
+  //    TRT-LLM captures each size once. The sizes are each engine's (cuda_graph_plan.h). Captured after the KV
+  //    cache is sized, from what the engine's fraction leaves: reported, not subtracted (KvBudget).
   if (!e.enforce_eager) {
     const CudaGraphPlan plan = cuda_graph_plan(e, g.memory_bytes, p.tp_attn * p.dp_attn);
     const std::int64_t largest = plan.sizes.empty() ? 0 : plan.sizes.back();
@@ -251,7 +254,7 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
 
   // 4. Non-torch memory allocated after start-up (library workspaces).
   b.non_torch_bytes = k.non_torch_bytes;
-  b.overhead_bytes = b.cuda_graph_bytes + b.comm_bytes + b.non_torch_bytes;
+  b.overhead_bytes = b.comm_bytes + b.non_torch_bytes;
 
   const double kv_elem = kv_element_bytes(e);
   const double layers = std::ceil(static_cast<double>(m.num_hidden_layers) / p.pp);

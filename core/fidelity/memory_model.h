@@ -10,9 +10,13 @@
 namespace servesim {
 
 /// The memory budget of one GPU of a replica (the most loaded pipeline stage), term by term as its engine accounts
-/// it. vLLM and TRT-LLM roles (vLLM's profile run, which measures the torch peak and the non-torch growth after its
-/// start-up snapshot, so the CUDA context itself, created before the snapshot, is not subtracted):
-///   kv = gpu_memory_utilization x device - weights - activation peak - (CUDA graphs + comm + non-torch)
+/// it. vLLM roles (vLLM's profile run, which measures the torch peak and the non-torch growth after its start-up
+/// snapshot, so the CUDA context itself, created before the snapshot, is not subtracted):
+///   kv = gpu_memory_utilization x device - weights - activation peak - (comm + non-torch)
+/// the CUDA graphs being captured after the KV cache is sized, from the memory gpu_memory_utilization leaves (vLLM
+/// 0.10-0.20, the versions the profiles' kernels and the replayed runs come from; from 0.21 vLLM also subtracts an
+/// estimate of them, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS). Checked against start-up logs: docs/validation.md,
+/// "Memory model against engine start-up logs".
 /// SGLang roles (ModelRunner.profile_max_num_token: the free memory after loading minus (1 - mem_fraction_static)
 /// x the free memory before loading, which was taken after the CUDA context and the communicators):
 ///   kv = mem_fraction_static x (device - CUDA context - comm) - weights
@@ -37,11 +41,16 @@ struct KvBudget {
   double context_bytes = 0;     ///< sglang, trtllm: the CUDA context, outside the engine's snapshot
   double free_bytes = 0;        ///< trtllm: free at the profiling peak, what free_gpu_memory_fraction is a share of
   double weights_bytes = 0;     ///< parameters resident on this GPU
-  double activation_bytes = 0;  ///< torch peak of the profile run: forward_peak_bytes + sampler_bytes
+  /// Torch peak of the profile run: the larger of forward_peak_bytes and sampler_bytes (the forward pass's
+  /// activations are freed before the sampler runs, so the two do not add).
+  double activation_bytes = 0;
   double forward_peak_bytes = 0;  ///< live tensors of the widest layer at max_num_batched_tokens
   double sampler_bytes = 0;       ///< logits, probabilities and top-k/top-p sort buffers for the sampled rows
-  double overhead_bytes = 0;    ///< runtime_overhead: cuda_graph_bytes + comm_bytes + non_torch_bytes
-  double cuda_graph_bytes = 0;  ///< CUDA-graph memory pool (activations of the largest capture) and graph objects
+  double overhead_bytes = 0;      ///< runtime_overhead: comm_bytes + non_torch_bytes
+  /// CUDA-graph memory pool (activations of the largest capture) and graph objects: captured after the KV cache is
+  /// sized, from the memory beyond the engine's fraction (vLLM, SGLang's reserve, TRT-LLM's share left free), so
+  /// reported but not subtracted.
+  double cuda_graph_bytes = 0;
   double comm_bytes = 0;        ///< NCCL communicator buffers and custom all-reduce buffers
   double non_torch_bytes = 0;   ///< cuBLAS/cuBLASLt workspaces and allocator slack created after start-up
   double kv_bytes = 0;          ///< what is left for the KV cache (may be <= 0: does not fit)
@@ -70,7 +79,13 @@ struct MemoryConstants {
   double nccl_bytes_per_group = 0.3 * (1u << 30);  ///< one NCCL communicator's buffers (channels x 4 MiB, NVLS)
   double custom_ar_bytes = 32.0 * (1u << 20);      ///< vLLM custom all-reduce: 8 MiB buffer x 2 + IPC metadata
   double graph_bytes_per_capture = 2.0 * (1u << 20);  ///< one captured graph's executable and private buffers
-  double sampler_bytes_per_logit = 20;  ///< fp32 logits + fp32 probs + sorted fp32 values with int64 indices
+  /// Bytes per logit at the peak of vLLM's profile-run sampler (min(max_num_seqs, max_num_batched_tokens) rows x the
+  /// vocabulary, with top-k and top-p): its PyTorch-native top-k/top-p holds the 16-bit logits, their fp32 copy, the
+  /// sorted values (fp32) with int64 indices, the softmax of the sorted values, the masks, the scattered result, the
+  /// probabilities and the exponential draws at once. Measured: 4.76 GiB of peak activation logged for
+  /// Llama-3.1-8B at 1024 rows of 128,256 logits (vLLM 0.11, H100); held out on four other models within 1.7%
+  /// (docs/validation.md, "Memory model against engine start-up logs").
+  double sampler_bytes_per_logit = 38.9;
   double cuda_context_bytes = 0.5 * (1u << 30);  ///< CUDA context with torch's kernels loaded lazily (CUDA 12)
 };
 
