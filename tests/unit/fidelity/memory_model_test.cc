@@ -157,10 +157,8 @@ TEST_CASE("FP8 weights keep the embedding and LM head in 16 bits", "[fidelity][m
   CHECK(weights_bytes_per_gpu(m, test::tp_dp(2), e) == Approx((m.param_count() - vocab) / 2 + vocab).epsilon(1e-12));
 }
 
-TEST_CASE(
-    "enforce_eager removes the CUDA-graph pool, which lies outside vLLM's KV budget, and the activation peak "
-    "is the larger of the forward pass and the sampler",
-    "[fidelity][memory]") {
+TEST_CASE("CUDA graphs lie outside vLLM's KV budget, and its activation peak is the forward pass or the sampler",
+          "[fidelity][memory]") {
   const ModelSpec m = test::bundled_model("Llama-3.1-8B");
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   EngineOptions e;
@@ -196,10 +194,8 @@ TEST_CASE("an MoE model's activation peak includes the fused-experts caches of i
   CHECK(forward_peak_bytes(m, p, T) == Approx(residual + moe).epsilon(1e-12));
 }
 
-TEST_CASE(
-    "a vLLM role whose KV cache cannot hold one request of max_model_len is flagged as one vLLM refuses, "
-    "naming what fits",
-    "[fidelity][memory]") {
+TEST_CASE("a vLLM role whose KV cache cannot hold one max_model_len request is flagged with the length that fits",
+          "[fidelity][memory]") {
   const GpuSpec g = test::bundled_gpu("H100-SXM");
   // Qwen3-32B on one H100 as llm-d's vLLM 0.11 run had it: blocks of 128, 1024 sequences, 8192 tokens. 4.46 GiB of
   // KV at 256 KiB a token hold 142 blocks, 18,176 tokens; vLLM logged 4.45 GiB at max_model_len 16,000 and refused
