@@ -14,7 +14,7 @@ namespace servesim {
 /// snapshot, so the CUDA context itself, created before the snapshot, is not subtracted):
 ///   kv = gpu_memory_utilization x device - weights - activation peak - (comm + non-torch)
 /// the CUDA graphs being captured after the KV cache is sized, from the memory gpu_memory_utilization leaves (vLLM
-/// 0.10-0.20, the versions the profiles' kernels and the replayed runs come from; from 0.21 vLLM also subtracts an
+/// 0.10.2-0.20, the versions the profiles' kernels and the replayed runs come from; from 0.21 vLLM also subtracts an
 /// estimate of them, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS). Checked against start-up logs: docs/validation.md,
 /// "Memory model against engine start-up logs".
 /// SGLang roles (ModelRunner.profile_max_num_token: the free memory after loading minus (1 - mem_fraction_static)
