@@ -12,8 +12,9 @@ desynchronised after the first wave: their measured TTFT at 4 clients with 1024-
 of 4 prompts prefilled together costs every cycle. The row's TP/PP/attention-DP/MoE-TP/EP, dtype (fp8 rows: FP8
 weights and FP8 KV cache) and backend (which tables and host constants) are used; engine limits are vLLM's H100
 defaults (max_num_batched_tokens 8192, max_num_seqs 1024; for SGLang 8192 is its H100 --chunked-prefill-size; for the
-TRT-LLM and vLLM agg rows of AIConfigurator's harness its generator's token budget, generator_max_num_tokens; run sets
-whose measured TTFT shows one request always waiting for a slot get one slot fewer than clients, one_waiting_runs),
+TRT-LLM and vLLM agg rows of AIConfigurator's harness its generator's token budget, generator_max_num_tokens, and
+for the vLLM ones its --max-num-seqs and --max-model-len; run sets whose measured TTFT shows one request always
+waiting for a slot get one slot fewer than clients, one_waiting_runs),
 SGLang agg rows use the `sglang` scheduler (prefill-first, decodes paused while prompts wait) and TRT-LLM rows the
 `trtllm` one (GUARANTEED_NO_EVICT admission, no preemption; see SCHEDULER) with chunked prefill off, TRT-LLM's default
 and that of AIConfigurator's templates (`enable_chunked_prefill | default(false)`; no rule sets it). TRT-LLM and
@@ -254,6 +255,10 @@ def trtllm_cuda_graph_sizes(bs):
 # 8 prompts every cycle: mean TTFT 163.6 / 256.7 / 448.6 ms at TP 8 / 4 / 2 (1024 x 512) by the validated per-op
 # prices, where the rows measure 93.1 / 126.0 / 153.6 ms, 0.34-0.57 of it; under the rule's budget (two prompts and a
 # chunk a step) the replay gives 86.9 / 128.3 / 213.5 ms.
+# The same rules write vLLM's --max-num-seqs (max_batch_size: the batch size) and --max-model-len
+# (`agg max_seq_len = isl + osl + 1500`), which the generator's vLLM templates pass (cli_args.0.12.0.j2 and
+# cli_args.0.14.1.j2 both emit them): the sequences bound how many rows vLLM's profile run samples, so the KV budget
+# (memory_model.h), and the length whether vLLM would start.
 # Other rows keep their engine's default.
 GENERATOR_TOKEN_MARGIN = 1500
 GENERATOR_TOKEN_BUDGET_BACKENDS = ("trtllm", "vllm")
@@ -568,6 +573,9 @@ def scenario(r, parts, host, gpu="H100-SXM", drift=None):
     max_tokens = generator_max_num_tokens(r, bs)
     if max_tokens is not None:
         engine["max_num_batched_tokens"] = max_tokens
+        if r["backend"] == "vllm":
+            engine["max_num_seqs"] = bs
+            engine["max_model_len"] = num(r["isl"]) + num(r["osl"]) + GENERATOR_TOKEN_MARGIN
     if parts.get("one_waiting") and r["mode"] == "agg" and bs > 1:
         engine["max_num_seqs"] = bs - 1
     mem_fraction = sglang_mem_fraction(r, parts) if r["mode"] == "agg" else None

@@ -60,9 +60,13 @@ if eng.get("max_num_seqs") != 7 or eng.get("max_num_batched_tokens") != 8 + 1024
 parts["one_waiting"] = False
 harness_vllm = row("x", 8, 128, 100.0, backend="vllm")
 sc = ep.scenario(harness_vllm, parts, None)
-if sc["engine"]["max_num_seqs"] != 1024 or sc["engine"]["max_num_batched_tokens"] != 8 + 1024 + 1500:
-    fails.append("vLLM harness row: limits %s / %s, want 1024 / 2532"
-                 % (sc["engine"]["max_num_seqs"], sc["engine"]["max_num_batched_tokens"]))
+# ... and the generator's --max-num-seqs (its max_batch_size, the batch size) and --max-model-len (isl + osl + 1500),
+# which its vLLM templates pass.
+if (sc["engine"]["max_num_seqs"] != 8 or sc["engine"]["max_num_batched_tokens"] != 8 + 1024 + 1500
+        or sc["engine"].get("max_model_len") != 1024 + 128 + 1500):
+    fails.append("vLLM harness row: limits %s / %s / %s, want 8 / 2532 / 2652"
+                 % (sc["engine"]["max_num_seqs"], sc["engine"]["max_num_batched_tokens"],
+                    sc["engine"].get("max_model_len")))
 if sc["workload"]["output_len"] != {"dist": "fixed", "value": 128}:
     fails.append("vLLM harness row: outputs %s, want exactly 128" % sc["workload"]["output_len"])
 dump = dict(r, silicon_data_source="source_file=2026-04-06.csv")
