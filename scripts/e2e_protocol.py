@@ -133,11 +133,11 @@ def bundled_config(model):
         return json.load(f)["config"]
 
 
-def block_fp8_model(model, r):
+def block_fp8_model(model, hf_id=None):
     """The inline model of a block-FP8 checkpoint of a bundled 16-bit model: its config plus
-    BLOCK_FP8_QUANTIZATION."""
+    BLOCK_FP8_QUANTIZATION (`hf_id`: the checkpoint's name, when known)."""
     config = dict(bundled_config(model), quantization_config=BLOCK_FP8_QUANTIZATION)
-    return {"name": model + "-FP8", "hf_id": r["model_path"], "config": config}
+    return dict({"name": model + "-FP8", "config": config}, **({"hf_id": hf_id} if hf_id else {}))
 
 
 # Batch-formation policy per backend (engine `scheduler`; the default is vLLM V1's), and the modes it applies to.
@@ -603,7 +603,7 @@ def scenario(r, parts, host, gpu="H100-SXM", drift=None):
                       "roles": [prefill,
                                 {"role": "D", "replicas": parts["decode"]["workers"],
                                  "parallelism": par(parts["decode"])}]}
-    model = block_fp8_model(parts["model"], r) if parts.get("block_fp8") else parts["model"]
+    model = block_fp8_model(parts["model"], r["model_path"]) if parts.get("block_fp8") else parts["model"]
     return {"version": 1, "name": r["id"], "seed": 1, "model": model, "hardware": {"gpu": gpu},
             "engine": engine, "deployment": deployment,
             "workload": {"num_requests": max(REQUESTS_PER_CLIENT * bs, 32),

@@ -27,12 +27,13 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from e2e_protocol import BLOCK_FP8_QUANTIZATION, bundled_config  # noqa: E402
+from e2e_protocol import block_fp8_model  # noqa: E402
+from validate_e2e import replace_section, write_atomic  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "data", "engine_kv_logs.json")
 RECORD = os.path.join(ROOT, "tests", "data", "engine_kv_logs.validation.json")
 DOC = os.path.join(ROOT, "docs", "validation.md")
-BEGIN, END = "<!-- BEGIN memory -->", "<!-- END memory -->"
+SECTION = "memory"  # docs/validation.md's <!-- BEGIN memory --> ... <!-- END memory -->
 GATED = "vllm-native"
 # --check: the gated group's median and largest |error| of the KV cache (GiB) may not grow by more than this
 # (percentage points).
@@ -47,9 +48,7 @@ GROUP_TITLES = {
 
 def scenario(sample):
     s = sample["scenario"]
-    model = s["model"]
-    if s.get("block_fp8"):
-        model = {"name": model + "-FP8", "config": dict(bundled_config(model), quantization_config=BLOCK_FP8_QUANTIZATION)}
+    model = block_fp8_model(s["model"]) if s.get("block_fp8") else s["model"]
     par = {"pp": 1, "tp_attn": 1, "dp_attn": 1}
     par.update(s["parallelism"])
     par.setdefault("tp_ffn", par["tp_attn"])
@@ -70,7 +69,8 @@ def replay(cli, sample, tmp):
     p = subprocess.run([cli, "run", path, "--out", out, "--quiet"], capture_output=True, text=True)
     if p.returncode != 0:
         lines = p.stderr.strip().splitlines()
-        return {"refused": lines[-1] if lines else "failed"}
+        # The message without the temporary scenario path the CLI puts first, so that the record is reproducible.
+        return {"refused": lines[-1].replace(path + ": ", "", 1) if lines else "failed"}
     with open(out) as f:
         result = json.load(f)
     # A deployment the engine would refuse to start is simulated anyway, with the refusal among the warnings.
@@ -172,19 +172,6 @@ def section(rows, summary, samples):
     return "\n".join(parts)
 
 
-def replace_section(path, body):
-    with open(path) as f:
-        text = f.read()
-    block = BEGIN + "\n" + body + END
-    if BEGIN in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "native", "servesim"))
@@ -214,11 +201,9 @@ def main():
         print("memory check passed (%s: KV median %.2f%%, max %.2f%%)" % (
             GATED, now["kv_median_abs_err_pct"], now["kv_max_abs_err_pct"]))
         return
-    with open(RECORD, "w") as f:
-        json.dump({"command": "python3 scripts/validate_memory.py", "summary": summary, "rows": rows}, f, indent=1,
-                  sort_keys=True)
-        f.write("\n")
-    replace_section(DOC, section(rows, summary, samples))
+    write_atomic(RECORD, json.dumps({"command": "python3 scripts/validate_memory.py", "summary": summary, "rows": rows},
+                                    indent=1, sort_keys=True) + "\n")
+    replace_section(DOC, SECTION, section(rows, summary, samples))
 
 
 if __name__ == "__main__":

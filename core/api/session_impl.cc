@@ -122,10 +122,7 @@ bool SessionImpl::build(const std::string& scenario_json, Errors& errors) {
   // The controller observes replicas, so it exists before the cluster is compiled.
   controller_ = std::make_unique<GlobalController>(cluster_, router, *metrics_, counters_);
   if (!compile_cluster(scenario_, &counters_, controller_.get(), cluster_, errors, &catalog_)) return false;
-  for (const RoleCluster& rc : cluster_.roles)
-    if (!rc.budget.warning.empty())
-      scenario_.warnings.push_back("/deployment/roles/" + std::to_string(rc.spec - scenario_.deployment.roles.data()) +
-                                   ": " + rc.budget.warning);
+  scenario_.warnings.insert(scenario_.warnings.end(), cluster_.warnings.begin(), cluster_.warnings.end());
   controller_->init_disaggregation(scenario_);
   pool_.resize(static_cast<std::size_t>(scenario_.workload.num_requests));
   controller_->set_pool(&pool_);

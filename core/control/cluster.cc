@@ -105,6 +105,25 @@ bool compile_cluster(const Scenario& s, ClusterCounters* counters, ReplicaObserv
       rc.replicas.back()->set_may_wait_for_transfers(spec.kind != RoleKind::kColocated);
       rc.replica_ptrs.push_back(rc.replicas.back().get());
     }
+    // vLLM refuses to start when one request of max_model_len tokens does not fit one engine's KV cache
+    // (check_enough_kv_cache_memory: a full-attention group holds the request's blocks, a sliding one its window
+    // and a step, as peak_blocks counts them). The run goes on as set, the refusal a warning, so runs under KV
+    // pressure stay possible; requests longer than the cache fail one by one.
+    if (spec.engine.backend == "vllm" && !rc.replicas.empty()) {
+      const KvBlockManager& kv = rc.replicas.front()->kv();
+      const std::int64_t blocks = kv.num_blocks() / spec.parallelism.dp_attn;
+      const std::int64_t fits = kv.max_tokens_within(blocks);
+      char kv_gib[32];
+      std::snprintf(kv_gib, sizeof kv_gib, "%.2f GiB", rc.budget.kv_bytes / (1u << 30));
+      if (rc.max_model_len > fits)
+        out.warnings.push_back(
+            "/deployment/roles/" + std::to_string(i) + ": vLLM would refuse to start: max_model_len " +
+            std::to_string(rc.max_model_len) + " does not fit the KV cache (one request of that length needs " +
+            std::to_string(kv.peak_blocks(rc.max_model_len, spec.engine.max_num_batched_tokens)) + " blocks of " +
+            std::to_string(kv.block_size()) + " tokens, " + kv_gib + " holds " + std::to_string(blocks) +
+            "); set engine.max_model_len to at most " + std::to_string(fits) +
+            ", raise gpu_memory_utilization or add GPUs. Simulated as set: longer requests fail");
+    }
     if (spec.kind == RoleKind::kPrefill) out.entry_role = static_cast<int>(out.roles.size());
     if (spec.kind == RoleKind::kDecode || attention) out.decode_role = static_cast<int>(out.roles.size());
     out.roles.push_back(std::move(rc));

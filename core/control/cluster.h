@@ -31,6 +31,8 @@ struct Cluster {
   int entry_role = 0;      ///< where new requests go: C, or P when disaggregated
   int decode_role = -1;    ///< D (or A) when disaggregated
   int ffn_role = -1;       ///< F with attention/FFN disaggregation
+  /// What the result lists under `warnings` (JSON path: message): deployments an engine would refuse to start.
+  std::vector<std::string> warnings;
 };
 
 /// Builds the cluster; returns false with errors (named by JSON path) when a role's model does not fit.

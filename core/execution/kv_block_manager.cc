@@ -68,10 +68,14 @@ std::int64_t KvBlockManager::peak_blocks(std::int64_t total_tokens, std::int64_t
 }
 
 std::int64_t KvBlockManager::max_admissible_tokens() const {
-  if (layout_.sliding_groups <= 0 && layout_.full_groups == 1) return (num_blocks_ - watermark_blocks_) * block_size_;
+  return max_tokens_within(num_blocks_ - watermark_blocks_);
+}
+
+std::int64_t KvBlockManager::max_tokens_within(std::int64_t blocks) const {
+  if (layout_.sliding_groups <= 0 && layout_.full_groups == 1) return blocks * block_size_;
   // A request's peak: its full groups' blocks plus the sliding groups' window under the largest step.
   const std::int64_t window_blocks = sliding_peak_blocks(layout_.max_step_tokens);
-  const std::int64_t left = num_blocks_ - watermark_blocks_ - window_blocks;
+  const std::int64_t left = blocks - window_blocks;
   if (left <= 0) return 0;
   if (layout_.full_groups <= 0) return std::int64_t{1} << 40;  // every layer sliding: any length fits
   return left / layout_.full_groups * block_size_;

@@ -47,6 +47,9 @@ class KvBlockManager {
   std::int64_t peak_blocks(std::int64_t total_tokens, std::int64_t step_tokens) const;
   /// Largest request (in tokens) that can ever be admitted on an empty replica.
   std::int64_t max_admissible_tokens() const;
+  /// Longest request (in tokens) whose peak (peak_blocks under the largest step) fits `blocks` blocks, in whole
+  /// blocks: max_admissible_tokens without the watermark is max_tokens_within(num_blocks()).
+  std::int64_t max_tokens_within(std::int64_t blocks) const;
   std::int64_t num_blocks() const { return num_blocks_; }
   std::int64_t free_blocks() const { return free_; }
   std::int64_t used_blocks() const { return num_blocks_ - free_; }

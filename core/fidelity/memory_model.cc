@@ -325,32 +325,6 @@ KvBudget compute_kv_budget(const ModelSpec& m, const GpuSpec& g, const Paralleli
     b.error = "no memory left for the KV cache: " + gib(b.usable_bytes) + " usable - weights " + gib(b.weights_bytes) +
               " - activations " + gib(b.activation_bytes) + " - overhead " + gib(b.overhead_bytes) +
               "; lower max_num_batched_tokens or max_num_seqs, or add GPUs";
-  } else if (!sglang && !trtllm && max_seq > 0) {
-    // vLLM refuses to start when one request of max_model_len tokens does not fit its KV cache
-    // (check_enough_kv_cache_memory): every full-attention group needs the request's blocks, every sliding group
-    // those of its window plus the largest chunk and one more block. The simulation still runs (requests longer
-    // than the cache fail one by one), with the refusal as a warning: runs under KV pressure stay possible.
-    const auto blocks_for = [&](double tokens) {
-      const double sliding =
-          b.kv_groups_sliding > 0
-              ? std::ceil(std::min(static_cast<double>(b.sliding_window) - 1.0 + T, tokens) / e.block_size) + 1.0
-              : 0.0;
-      return static_cast<double>(b.kv_groups_full) * std::ceil(tokens / e.block_size) +
-             static_cast<double>(b.kv_groups_sliding) * sliding;
-    };
-    const double have = static_cast<double>(b.num_gpu_blocks / p.dp_attn);
-    if (blocks_for(max_seq) > have) {
-      double fits = 0;  // the longest request that fits, in whole blocks (vLLM's estimated maximum model length)
-      for (double step = std::pow(2.0, std::ceil(std::log2(max_seq))); step >= e.block_size; step /= 2)
-        if (blocks_for(fits + step) <= have) fits += step;
-      b.warning = "vLLM would refuse to start: max_model_len " + std::to_string(static_cast<std::int64_t>(max_seq)) +
-                  " does not fit the KV cache (one request of that length needs " +
-                  std::to_string(static_cast<std::int64_t>(blocks_for(max_seq))) + " blocks of " +
-                  std::to_string(e.block_size) + " tokens, " + gib(b.kv_bytes) + " holds " +
-                  std::to_string(static_cast<std::int64_t>(have)) + "); set engine.max_model_len to at most " +
-                  std::to_string(static_cast<std::int64_t>(fits)) +
-                  ", raise gpu_memory_utilization or add GPUs. Simulated as set: longer requests fail";
-    }
   }
   return b;
 }

@@ -71,9 +71,6 @@ struct KvBudget {
   std::int64_t max_tokens() const { return num_gpu_blocks / (kv_groups_full + kv_groups_sliding) * block_size; }
   /// Empty when the deployment fits; otherwise a message naming what does not fit.
   std::string error;
-  /// Set when the budget computes but the engine would refuse to start (vLLM: one request of max_model_len tokens
-  /// does not fit the KV cache); the result lists it under `warnings`.
-  std::string warning;
 };
 
 /// Named estimates for the terms that are not pure arithmetic.

@@ -194,12 +194,25 @@ TEST_CASE("an MoE model's activation peak includes the fused-experts caches of i
   CHECK(forward_peak_bytes(m, p, T) == Approx(residual + moe).epsilon(1e-12));
 }
 
+namespace {
+
+/// The result's warnings that report vLLM refusing to start (cluster.cc), for one role of `sc`.
+std::vector<std::string> refusals(const nlohmann::json& sc) {
+  std::vector<std::string> out;
+  const nlohmann::json result = test::run_scenario(sc.dump());
+  for (const auto& w : result["warnings"])
+    if (w.get<std::string>().find("would refuse to start") != std::string::npos) out.push_back(w.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("a vLLM role whose KV cache cannot hold one max_model_len request is flagged with the length that fits",
           "[fidelity][memory]") {
-  const GpuSpec g = test::bundled_gpu("H100-SXM");
   // Qwen3-32B on one H100 as llm-d's vLLM 0.11 run had it: blocks of 128, 1024 sequences, 8192 tokens. 4.46 GiB of
   // KV at 256 KiB a token hold 142 blocks, 18,176 tokens; vLLM logged 4.45 GiB at max_model_len 16,000 and refused
   // to start at 32,000.
+  const GpuSpec g = test::bundled_gpu("H100-SXM");
   const ModelSpec m = test::bundled_model("Qwen3-32B");
   EngineOptions e;
   e.block_size = 128;
@@ -207,30 +220,38 @@ TEST_CASE("a vLLM role whose KV cache cannot hold one max_model_len request is f
   e.max_model_len = 16000;
   const KvBudget ok = compute_kv_budget(m, g, test::tp_dp(1), e);
   CHECK(ok.error.empty());
-  CHECK(ok.warning.empty());
   CHECK(ok.num_gpu_blocks == 142);
-  e.max_model_len = 18176;  // 142 whole blocks
-  CHECK(compute_kv_budget(m, g, test::tp_dp(1), e).warning.empty());
-  e.max_model_len = 18177;
-  const KvBudget over = compute_kv_budget(m, g, test::tp_dp(1), e);
-  CHECK(over.error.empty());  // simulated as set
-  CHECK_THAT(over.warning, Catch::Contains("vLLM would refuse to start") && Catch::Contains("max_model_len 18177") &&
-                               Catch::Contains("needs 143 blocks") && Catch::Contains("holds 142") &&
-                               Catch::Contains("at most 18176"));
-  e.max_model_len = 32000;
-  CHECK_THAT(compute_kv_budget(m, g, test::tp_dp(1), e).warning, Catch::Contains("at most 18176"));
+  nlohmann::json sc = test::small_scenario();
+  sc["model"] = "Qwen3-32B";
+  sc["workload"]["num_requests"] = 4;
+  sc["engine"] = {{"block_size", 128}, {"max_num_seqs", 1024}, {"max_model_len", 16000}};
+  CHECK(refusals(sc).empty());
+  sc["engine"]["max_model_len"] = 18176;  // 142 whole blocks
+  CHECK(refusals(sc).empty());
+  sc["engine"]["max_model_len"] = 18177;
+  const std::vector<std::string> over = refusals(sc);
+  REQUIRE(over.size() == 1);  // simulated as set, with the refusal among the warnings
+  CHECK_THAT(over[0], Catch::StartsWith("/deployment/roles/0: vLLM would refuse to start") &&
+                          Catch::Contains("max_model_len 18177") && Catch::Contains("needs 143 blocks") &&
+                          Catch::Contains("holds 142") && Catch::Contains("at most 18176"));
+  sc["engine"]["max_model_len"] = 32000;
+  REQUIRE(refusals(sc).size() == 1);
+  CHECK_THAT(refusals(sc)[0], Catch::Contains("at most 18176"));
   // Sliding-window layers need only their window and one chunk: gpt-oss-120b's 18 full and 18 sliding layers form
-  // one group each, so a request of L tokens takes ceil(L / 128) full blocks and ceil(min(127 + 8192, L) / 128) + 1
+  // one group each, so a request of L tokens takes ceil(L / 128) full blocks and ceil((127 + 8192) / 128) + 1
   // sliding ones.
-  const ModelSpec oss = test::bundled_model("gpt-oss-120b");
-  e.max_model_len = 131072;
-  CHECK_THAT(compute_kv_budget(oss, g, test::tp_dp(1), e).warning, Catch::Contains("needs 1090 blocks"));  // 1024 + 66
-  e.max_model_len = 0;  // the model's own 131,072 on two GPUs fits
-  CHECK(compute_kv_budget(oss, g, test::tp_dp(2), e).warning.empty());
+  sc["model"] = "gpt-oss-120b";
+  sc["engine"]["max_model_len"] = 131072;
+  REQUIRE(refusals(sc).size() == 1);
+  CHECK_THAT(refusals(sc)[0], Catch::Contains("needs 1090 blocks"));  // 1024 + 66
+  sc["engine"].erase("max_model_len");                                // the model's own 131,072 on two GPUs fits
+  sc["deployment"]["roles"][0]["tensor_parallel_size"] = 2;
+  CHECK(refusals(sc).empty());
   // SGLang and TRT-LLM roles start regardless (their limits bound each request instead).
-  EngineOptions s = test::engine_for("sglang");
-  s.max_model_len = 200000;
-  CHECK(compute_kv_budget(test::bundled_model("Llama-3.1-8B"), g, test::tp_dp(1), s).warning.empty());
+  sc["model"] = "Qwen3-32B";
+  sc["deployment"]["roles"][0]["tensor_parallel_size"] = 1;
+  sc["engine"] = {{"backend", "sglang"}, {"max_model_len", 40960}, {"gpu_memory_utilization", 0.85}};
+  CHECK(refusals(sc).empty());
 }
 
 TEST_CASE("the result lists vLLM's refusal to start among its warnings and still runs", "[fidelity][memory][api]") {
@@ -239,13 +260,12 @@ TEST_CASE("the result lists vLLM's refusal to start among its warnings and still
   sc["engine"]["max_model_len"] = 40960;
   sc["engine"]["gpu_memory_utilization"] = 0.85;
   const nlohmann::json r = test::run_scenario(sc.dump());
-  int refusals = 0;
+  int found = 0;
   for (const auto& w : r["warnings"])
     if (w.get<std::string>().rfind("/deployment/roles/0: vLLM would refuse to start: max_model_len 40960", 0) == 0)
-      ++refusals;
-  CHECK(refusals == 1);
+      ++found;
+  CHECK(found == 1);
   CHECK(r["summary"]["completed"].get<int>() == 50);
   sc["engine"]["max_model_len"] = 16384;  // fits: no such warning
-  for (const auto& w : test::run_scenario(sc.dump())["warnings"])
-    CHECK(w.get<std::string>().find("refuse") == std::string::npos);
+  CHECK(refusals(sc).empty());
 }
